@@ -1,0 +1,201 @@
+"""The ``dagmath`` command: score, report, simulate, gsm.
+
+Bad input never produces a traceback: every expected failure is a :class:`DagMathError`
+or an ``OSError`` turned into one line on stderr and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+
+from dagmath_viz import __version__
+from dagmath_viz.loading import LoadResult, load_paths
+from dagmath_viz.schema import DagMathError
+
+__all__ = ["main"]
+
+MAX_ISSUES_SHOWN = 20
+EXIT_NOTHING = 2
+
+
+def _progress(stream) -> callable:
+    """A one-line progress bar on ``stream`` when it is a terminal, else nothing."""
+    if not stream.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        stream.write(f"\rscoring [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+def _report_issues(result: LoadResult, errors_file: str | None) -> None:
+    issues = result.issues
+    for issue in issues[:MAX_ISSUES_SHOWN]:
+        print(f"dagmath: {issue.severity}: {issue}", file=sys.stderr)
+    if len(issues) > MAX_ISSUES_SHOWN:
+        hint = f" (all in {errors_file})" if errors_file else " (use --errors FILE for all)"
+        print(f"dagmath: ... {len(issues) - MAX_ISSUES_SHOWN} more issues{hint}", file=sys.stderr)
+    if errors_file:
+        _write_atomic(errors_file, b"".join(str(i).encode() + b"\n" for i in issues))
+
+
+def _write_atomic(target: str, data: bytes) -> None:
+    """Write ``data`` to ``target`` (or stdout for "-") via a temporary file in its folder."""
+    if target == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from dagmath_viz.scoring import score_records
+
+    result = load_paths(args.paths, answers=args.answers)
+    _report_issues(result, args.errors)
+    records = score_records(result.trajectories, progress=_progress(sys.stderr))
+    records.extend(result.scored_records)
+    illegal = sum(r["class"] == "illegal" for r in records)
+    unscored = sum(r["class"] == "unscored" for r in records)
+    unreadable = len(result.unreadable_files)
+    print(
+        f"dagmath: {result.files_read} files read, {len(records)} trajectories loaded, "
+        f"{illegal} illegal, {unscored} without a reference answer, "
+        f"{unreadable} unreadable files",
+        file=sys.stderr,
+    )
+    if not records:
+        print(
+            "dagmath: error: nothing to score: no trajectory could be loaded from "
+            + ", ".join(args.paths),
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING
+    opts = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
+    _write_atomic(args.output, b"".join(orjson.dumps(r, option=opts) for r in records))
+    return 0
+
+
+def _scored_frame(paths: Sequence[str], answers: str | None):
+    from dagmath_viz.scoring import records_frame, score_records
+
+    result = load_paths(paths, answers=answers)
+    _report_issues(result, None)
+    records = list(result.scored_records) + score_records(result.trajectories)
+    if not records:
+        raise DagMathError("no scored records found in " + ", ".join(paths))
+    return records_frame(records)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from dagmath_viz.metrics import summarise
+    from dagmath_viz.tables import format_percent, leaderboard
+
+    df = _scored_frame(args.paths, args.answers)
+    by = [c.strip() for c in args.by.split(",") if c.strip()]
+    unknown = [c for c in by if c not in df.columns]
+    if unknown:
+        raise DagMathError(f"--by: unknown column(s) {', '.join(unknown)}")
+    if args.format == "json":
+        rows = summarise(df, by=by, n_boot=args.bootstrap)
+        sys.stdout.buffer.write(
+            orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        )
+        return 0
+    table = leaderboard(df, by=by, n_boot=args.bootstrap)
+    if args.format == "csv":
+        sys.stdout.write(table.to_csv(index=False))
+        return 0
+    shown = table.copy()
+    for col in shown.columns:
+        if col in {"pass_at_1", "r_hat", "gap", "auc"} or col.endswith(("_low", "_high")):
+            shown[col] = shown[col].map(format_percent)
+    sys.stdout.write(shown.to_string(index=False) + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dagmath", description="Score and report DAG-MATH reasoning trajectories."
+    )
+    parser.add_argument("--version", action="version", version=f"dagmath {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    score = sub.add_parser("score", help="score trajectories and write one JSON line each")
+    score.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
+    score.add_argument("--answers", metavar="FILE", help="reference answers (JSON, JSONL, CSV)")
+    score.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        metavar="OUT.jsonl",
+        help="where to write the scored JSONL (default: stdout)",
+    )
+    score.add_argument("--errors", metavar="FILE", help="also write every load issue here")
+    score.set_defaults(func=cmd_score)
+
+    report = sub.add_parser("report", help="aggregate scored JSONL (or raw trajectories)")
+    report.add_argument("paths", nargs="+", metavar="SCORED.jsonl")
+    report.add_argument("--answers", metavar="FILE", help="answers for raw trajectories")
+    report.add_argument("--by", default="model,dataset", help="grouping columns")
+    report.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    report.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples for 95%% intervals (0 turns them off)",
+    )
+    report.set_defaults(func=cmd_report)
+
+    _add_optional(sub, "dagmath_viz.cli_simulate", "add_simulate_parser")
+    _add_optional(sub, "dagmath_viz.logic.cli", "add_gsm_parser")
+    return parser
+
+
+def _add_optional(sub, module: str, function: str) -> None:
+    import importlib
+
+    try:
+        getattr(importlib.import_module(module), function)(sub)
+    except ModuleNotFoundError:  # TEMP until the module lands
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except DagMathError as exc:
+        print(f"dagmath: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"dagmath: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("dagmath: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,129 @@
+"""Data types shared by every stage: steps, trajectories, scores and the error hierarchy.
+
+All records are frozen dataclasses with tuple fields, so a loaded corpus can be shared
+read-only (the app keeps one per data source in ``st.cache_resource``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CLASSES",
+    "COHORTS",
+    "DagMathError",
+    "InputError",
+    "LoadIssue",
+    "Score",
+    "Step",
+    "StructureError",
+    "Trajectory",
+    "UnsafePathError",
+]
+
+#: Trajectory classes (DEFINITIONS.md §1), exclusive, in display order.
+CLASSES = ("perfect", "imperfect", "incorrect", "illegal", "unscored")
+#: The paper's Table 1 cohorts; not exclusive.
+COHORTS = ("All", "Incorrect", "Correct", "Perfect")
+
+
+class DagMathError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class InputError(DagMathError):
+    """A file or record could not be read; the message names the file and the place."""
+
+
+class StructureError(DagMathError):
+    """A trajectory's steps do not form a well-formed DAG."""
+
+
+class UnsafePathError(DagMathError):
+    """A path or archive member would lead outside the folder it belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One derivation step.
+
+    ``step_id`` and ``parents`` are kept exactly as read (they are ints in well-formed
+    data); validation reports anything else. ``text`` is the conclusion (``node`` in gold
+    files, ``text`` in model output); ``justification`` is ``edge`` / ``thinking``.
+    """
+
+    step_id: Any
+    parents: tuple[Any, ...] = ()
+    text: str = ""
+    justification: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """One sampled chain of thought for one problem.
+
+    ``problem_id`` is always a string (JSON files use ints, answer-key objects use string
+    keys). ``source`` names the file and the place in it, e.g.
+    ``run/m/d/problem_3_all_samples.json:item 2``.
+    ``load_errors`` holds faults found while reading the record (wrong field types, ...);
+    they make the trajectory illegal.
+    """
+
+    model: str
+    dataset: str
+    problem_id: str
+    sample_id: int
+    steps: tuple[Step, ...]
+    problem_text: str = ""
+    reference_answer: str | None = None
+    difficulty: float | None = None
+    domain: str | None = None
+    source: str = ""
+    load_errors: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        """(model, dataset, problem_id, sample_id): unique within a loaded corpus."""
+        return (self.model, self.dataset, self.problem_id, self.sample_id)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadIssue:
+    """A problem met while loading: which file, where in it, and what went wrong."""
+
+    file: str
+    location: str
+    message: str
+    severity: str = "error"  # "error": data was lost or marked illegal; "warning": filled in
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.location}" if self.location else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Everything computed for one trajectory (DEFINITIONS.md §1 and §3).
+
+    ``final_correct`` and ``perfect`` are ``None`` when there is no reference answer.
+    ``dead_ends`` are sorted step ids; for an illegal trajectory they are computed on its
+    well-formed edges and ``closed`` is always False.
+    """
+
+    n_nodes: int
+    n_edges: int
+    density: float
+    max_in_degree: int
+    max_out_degree: int
+    dead_ends: tuple[int, ...]
+    closeness_rate: float
+    closed: bool
+    predicted_answer: str | None
+    reference_answer: str | None
+    final_correct: bool | None
+    perfect: bool | None
+    cls: str
+    errors: tuple[str, ...] = field(default=())
+    #: share of steps that are the final step or its ancestors (DEFINITIONS.md §7)
+    ancestor_share: float = 1.0

@@ -1,0 +1,104 @@
+"""Structural faults of one trajectory, and its graph of well-formed edges.
+
+Faults (DEFINITIONS.md §1, class ``illegal``): duplicate step ids, ids that are not
+integers, a parent that does not exist, a parent that is not earlier than its child (a self
+or forward reference), a cycle, no steps, no final answer. A faulty trajectory is kept; its
+graph keeps only the edges that are well formed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dagmath_viz.graph import StepGraph
+from dagmath_viz.schema import Step, Trajectory
+
+__all__ = ["Validation", "build_graph", "is_step_id", "validate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The well-formed graph of a trajectory and the structural faults found in it."""
+
+    graph: StepGraph
+    faults: tuple[str, ...]
+
+    @property
+    def legal(self) -> bool:
+        return not self.faults
+
+
+def is_step_id(value: Any) -> bool:
+    """True for a JSON integer (``True``/``False`` and ``3.0`` are not step ids)."""
+    return type(value) is int
+
+
+def build_graph(steps: tuple[Step, ...]) -> Validation:
+    """Check the steps' ids and references; keep only well-formed edges.
+
+    Messages name the step (``step 4: parent 9 does not exist``); callers add the file,
+    problem and sample.
+    """
+    faults: list[str] = []
+    position: dict[int, int] = {}
+    for i, step in enumerate(steps):
+        sid = step.step_id
+        if not is_step_id(sid):
+            faults.append(f"step at position {i + 1}: step_id {sid!r} is not an integer")
+        elif sid in position:
+            faults.append(f"step {sid}: duplicate step_id (first at position {position[sid] + 1})")
+        else:
+            position[sid] = i
+
+    parents_out: list[tuple[int, ...]] = []
+    forward: list[tuple[int, int]] = []  # (child pos, parent pos) for the cycle check
+    for i, step in enumerate(steps):
+        kept: set[int] = set()
+        for p in step.parents:
+            if not is_step_id(p):
+                faults.append(f"step {step.step_id!r}: parent {p!r} is not an integer step id")
+            elif p not in position:
+                faults.append(f"step {step.step_id!r}: parent {p} does not exist")
+            elif position[p] == i:
+                faults.append(f"step {step.step_id!r}: cites itself")
+            elif position[p] > i:
+                faults.append(f"step {step.step_id!r}: parent {p} is not an earlier step")
+                forward.append((i, position[p]))
+            else:
+                kept.add(position[p])
+        parents_out.append(tuple(sorted(kept)))
+
+    graph = StepGraph(ids=tuple(s.step_id for s in steps), parents=tuple(parents_out))
+    if forward:
+        cycle = _find_cycle(graph, forward)
+        if cycle:
+            faults.append("cycle: " + " -> ".join(str(graph.ids[c]) for c in cycle))
+    return Validation(graph=graph, faults=tuple(faults))
+
+
+def _find_cycle(graph: StepGraph, forward: list[tuple[int, int]]) -> list[int] | None:
+    """A cycle through the forward references, if any (networkx only on this rare path)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(graph.n_nodes))
+    for child, parents in enumerate(graph.parents):
+        g.add_edges_from((p, child) for p in parents)
+    g.add_edges_from((parent, child) for child, parent in forward)
+    try:
+        edges = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    return [u for u, _ in edges] + [edges[0][0]]
+
+
+def validate(traj: Trajectory) -> Validation:
+    """All faults of a trajectory: load errors, structure, and a missing final answer."""
+    result = build_graph(traj.steps)
+    faults = list(traj.load_errors) + list(result.faults)
+    if not traj.steps:
+        faults.append("no steps")
+    elif not traj.steps[-1].text.strip():
+        faults.append(f"step {traj.steps[-1].step_id!r}: final step has no answer text")
+    return Validation(graph=result.graph, faults=tuple(faults))
