@@ -90,3 +90,60 @@ def with_difficulty_group(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     out["difficulty_group"] = out["difficulty"].map(difficulty_group).astype("Int64")
     return out
+
+
+def leaderboard_display(
+    board: pd.DataFrame, by: Sequence[str] = ("model", "dataset")
+) -> pd.DataFrame:
+    """The leaderboard as the paper prints it: percent with one decimal, intervals in brackets."""
+    out = board[list(by)].copy()
+    out["problems"] = board["n_problems"]
+    out["trajectories"] = board["n_trajectories"]
+
+    def with_ci(name: str) -> pd.Series:
+        if f"{name}_low" not in board:
+            return board[name].map(format_percent)
+        return pd.Series(
+            [
+                f"{format_percent(v)} [{format_percent(lo)[:-1]}, {format_percent(hi)}]"
+                for v, lo, hi in zip(
+                    board[name], board[f"{name}_low"], board[f"{name}_high"], strict=True
+                )
+            ],
+            index=board.index,
+        )
+
+    out["PASS@1 (95% CI)"] = with_ci("pass_at_1")
+    out["R̂ (95% CI)"] = with_ci("r_hat")
+    out["Δ = PASS@1 − R̂"] = board["gap"].map(format_percent)
+    out["AUC"] = board["auc"].map(format_percent)
+    return out
+
+
+def table1_display(t1: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 as the paper prints it: means with one decimal, density in percent."""
+    out = t1.copy()
+    for col in GRAPH_STATS:
+        if col == "density":
+            out[col] = (100.0 * out[col]).round(1)
+        else:
+            out[col] = out[col].round(1)
+    return out.rename(
+        columns={
+            "n_nodes": "#nodes",
+            "n_edges": "#edges",
+            "density": "density (%)",
+            "max_in_degree": "max in-deg",
+            "max_out_degree": "max out-deg",
+        }
+    )
+
+
+def cohort_long(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows repeated once per cohort they belong to, with a ``cohort`` column (for plots)."""
+    parts = []
+    for name, mask in cohort_masks(df).items():
+        part = df.loc[mask].copy()
+        part["cohort"] = name
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else df.assign(cohort=[])

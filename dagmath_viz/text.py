@@ -1,0 +1,66 @@
+"""Model text made safe for display: markdown with math kept, everything else inert.
+
+Model text is untrusted: it may hold HTML, script, links or a stray ``$``. Streamlit's
+markdown never renders raw HTML (``unsafe_allow_html`` stays off), but markdown syntax
+itself (links, images, headings) and an unbalanced ``$`` (which turns the rest of the
+paragraph into math) would still change the page, so both are neutralised here.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["escape_markdown", "math_markdown", "normalise_statement", "plain"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&=:^\"'$])")
+# $$...$$ or $...$ with no newline-pair inside; \$ is a literal dollar.
+_MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(?!\s)([^$\n]+?)(?<![\s\\])\$", re.S)
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every markdown control character (the text shows as typed)."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def math_markdown(text: str, max_chars: int = 5000) -> str:
+    """Markdown showing ``text`` literally, except well-formed ``$...$`` math is rendered.
+
+    A ``$`` that does not close a formula is escaped, so it cannot swallow the paragraph.
+    Math segments only contain TeX, which KaTeX renders as math, never as HTML.
+
+    >>> math_markdown("costs $5 and <b>x</b> is $x^2$")
+    'costs \\\\$5 and \\\\<b\\\\>x\\\\</b\\\\> is $x^2$'
+    """
+    text = text if len(text) <= max_chars else text[:max_chars] + " …"
+    out, last = [], 0
+    for m in _MATH.finditer(text):
+        out.append(escape_markdown(text[last : m.start()]))
+        body = m.group(1) if m.group(1) is not None else m.group(2)
+        if "\\href" in body or "\\url" in body or "<" in body:
+            out.append(escape_markdown(m.group(0)))
+        else:
+            delim = "$$" if m.group(1) is not None else "$"
+            out.append(f"{delim}{body}{delim}")
+        last = m.end()
+    out.append(escape_markdown(text[last:]))
+    return "".join(out).replace("\n", "  \n")
+
+
+def plain(text: str, max_chars: int = 600) -> str:
+    """One line of plain text, shortened with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
+
+
+_TEX_NOISE = re.compile(r"\\(left|right|displaystyle|,|;|!|quad|qquad)|[$\s{}]|\\")
+
+
+def normalise_statement(text: str) -> str:
+    """Content of a statement with whitespace, math delimiters and TeX spacing removed.
+
+    Two steps with equal normalised statements say the same thing (a *restatement*).
+
+    >>> normalise_statement(r"Let $x = \\left(1+2\\right)$.") == normalise_statement("let x=(1+2)")
+    True
+    """
+    return _TEX_NOISE.sub("", text).lower().rstrip(".")

@@ -1,0 +1,178 @@
+"""Streamlit glue shared by the pages: data source, caches, selectors, downloads.
+
+Not a page itself (``app.py`` lists the pages explicitly). Every number shown comes from
+``dagmath_viz``; this module only chooses what to load and how to show it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dagmath_viz.corpus import Corpus, load_corpus
+from dagmath_viz.schema import DagMathError
+from dagmath_viz.uploads import UploadedFile, materialise_uploads, uploads_id
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DATA = ROOT / "sample_data" / "runs"
+MAX_TABLE_ROWS = 2000
+
+
+def command_line() -> argparse.Namespace:
+    """``--data``/``--answers`` after ``--`` on the streamlit command line (or env vars)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--data")
+    parser.add_argument("--answers")
+    args, _ = parser.parse_known_args(sys.argv[1:])
+    args.data = args.data or os.environ.get("DAGMATH_DATA")
+    args.answers = args.answers or os.environ.get("DAGMATH_ANSWERS")
+    return args
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def corpus_for(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> Corpus:
+    """One loaded corpus per data source, shared read-only by every session."""
+    return load_corpus(list(paths), answers=answers, label=label)
+
+
+def _resolve_data_path(raw: str) -> Path:
+    path = Path(raw).expanduser().resolve()
+    if not path.exists():
+        raise DagMathError(f"--data {raw}: no such file or folder")
+    return path
+
+
+def _upload_source(files) -> tuple[str, tuple[str, ...], list] | None:
+    uploads = [UploadedFile(f.name, f.getvalue()) for f in files]
+    uid = uploads_id(uploads)
+    dest = Path(tempfile.gettempdir()) / "dagmath-viz-uploads" / uid
+    issues = materialise_uploads(uploads, dest) if not dest.exists() else []
+    st.session_state.setdefault("upload_issues", {})[uid] = issues or st.session_state.get(
+        "upload_issues", {}
+    ).get(uid, [])
+    return f"upload:{uid}", (str(dest),), st.session_state["upload_issues"][uid]
+
+
+def sidebar_data_source() -> Corpus | None:
+    """The data-source chooser; loads (once per source) and returns the corpus."""
+    args = command_line()
+    options = ["Bundled sample data"]
+    if args.data:
+        options.insert(0, f"--data {args.data}")
+    options.append("Uploaded files")
+    with st.sidebar:
+        st.header("Data source")
+        choice = st.radio("Load", options, key="data_source", label_visibility="collapsed")
+        answers = args.answers
+        if choice == "Uploaded files":
+            files = st.file_uploader(
+                "JSON, JSONL, answers CSV, or a zip of a results folder",
+                type=["json", "jsonl", "csv", "zip"],
+                accept_multiple_files=True,
+            )
+            if not files:
+                st.info("Upload trajectories to explore them.")
+                return None
+            source_id, paths, extra = _upload_source(files)
+            label = f"{len(files)} uploaded file(s)"
+            answers = None
+        else:
+            extra = []
+            try:
+                path = _resolve_data_path(args.data) if choice.startswith("--data") else SAMPLE_DATA
+            except DagMathError as exc:
+                st.error(str(exc))
+                return None
+            source_id, paths, label = f"path:{path}", (str(path),), str(path)
+        with st.spinner(f"Loading and scoring {label} …"):
+            try:
+                corpus = corpus_for(source_id, paths, answers, label)
+            except DagMathError as exc:
+                st.error(f"Could not load {label}: {exc}")
+                return None
+        st.session_state["source_id"] = source_id
+        st.session_state["extra_issues"] = extra
+        st.caption(f"{len(corpus):,} trajectories from {corpus.files_read:,} files")
+        if st.button("Reload from disk", help="Clear the cache and read the files again"):
+            corpus_for.clear()
+            cached_derived.clear()
+            st.rerun()
+    if len(corpus) == 0:
+        st.warning(f"No trajectories found in {label}.")
+    return corpus
+
+
+def load_problems_panel(corpus: Corpus) -> None:
+    """A collapsible panel listing every load and scoring problem with its file and reason."""
+    st.session_state["_corpus"] = corpus
+    table = corpus.issue_table()
+    extra = st.session_state.get("extra_issues") or []
+    if extra:
+        more = pd.DataFrame(
+            [
+                {"file": i.file, "where": i.location, "severity": i.severity, "problem": i.message}
+                for i in extra
+            ]
+        )
+        table = pd.concat([more, table], ignore_index=True)
+    if table.empty:
+        return
+    with st.expander(
+        f":material/warning: {len(table):,} load or scoring problems "
+        "(everything readable was still loaded)",
+        expanded=False,
+    ):
+        st.dataframe(table.head(MAX_TABLE_ROWS), hide_index=True, width="stretch")
+        if len(table) > MAX_TABLE_ROWS:
+            st.caption(f"Showing {MAX_TABLE_ROWS:,} of {len(table):,}; download for all.")
+        download(table, "load_problems.csv", "Download the problems (CSV)")
+
+
+def corpus() -> Corpus:
+    """The corpus loaded by app.py for this script run."""
+    return st.session_state["_corpus"]
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def cached_derived(source_id: str, name: str, _fn: Callable[[], Any]) -> Any:
+    """A derived table, cached by (data source, name) — never by hashing a frame."""
+    return _fn()
+
+
+def derived(name: str, fn: Callable[[], Any]) -> Any:
+    """``fn()`` cached for the current data source under ``name``."""
+    return cached_derived(st.session_state.get("source_id", ""), name, fn)
+
+
+def download(df: pd.DataFrame, file_name: str, label: str = "Download CSV") -> None:
+    """A CSV download button for a table."""
+    st.download_button(
+        label,
+        df.to_csv(index=False).encode(),
+        file_name=file_name,
+        mime="text/csv",
+        key=f"dl_{file_name}",
+    )
+
+
+def select(label: str, options: list, key: str, param: str | None = None, **kw) -> Any:
+    """A selectbox whose default can come from a URL query parameter (deep links)."""
+    if not options:
+        return None
+    if param and key not in st.session_state:
+        wanted = st.query_params.get(param)
+        if wanted is not None:
+            for opt in options:
+                if str(opt) == wanted:
+                    st.session_state[key] = opt
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    return st.selectbox(label, options, key=key, **kw)

@@ -1,0 +1,50 @@
+"""Distributions: the five graph statistics by difficulty group (or dataset) and by cohort."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dagmath_viz import figures, tables
+from dagmath_viz.metrics import GRAPH_STATS
+from pages import common
+
+corpus = common.corpus()
+df = corpus.scored
+st.title("Distributions of graph statistics")
+if df.empty:
+    st.info("Nothing loaded yet.")
+    st.stop()
+
+grouped = common.derived("with_difficulty", lambda: tables.with_difficulty_group(df))
+has_difficulty = grouped["difficulty_group"].notna().any()
+controls = st.columns([3, 2, 2])
+stat = controls[0].radio(
+    "Statistic", GRAPH_STATS, horizontal=True, key="dist_stat", format_func=figures.STAT_LABELS.get
+)
+kind = controls[1].radio("Plot", ["box", "violin"], horizontal=True, key="dist_kind")
+models = sorted(df["model"].unique())
+chosen = controls[2].multiselect("Models", models, default=models, key="dist_models")
+data = grouped[grouped["model"].isin(chosen)]
+
+if has_difficulty:
+    st.caption(
+        "Difficulty group k holds difficulties in (k − 1, k] (the paper's Figure 3). "
+        "Trajectories without a difficulty are left out of this plot."
+    )
+    x = "difficulty_group"
+    strat = data[data["difficulty_group"].notna()]
+else:
+    st.caption("No difficulty is known for these data, so they are stratified by dataset.")
+    x, strat = "dataset", data
+st.plotly_chart(figures.stat_distribution_figure(strat, stat, x=x, kind=kind), width="stretch")
+
+st.subheader("By cohort")
+st.caption("Cohorts overlap as in the paper: All, Incorrect, Correct (right answer), Perfect.")
+long = common.derived("cohort_long", lambda: tables.cohort_long(df))
+long = long[long["model"].isin(chosen)]
+st.plotly_chart(
+    figures.stat_distribution_figure(long, stat, x="cohort", kind=kind), width="stretch"
+)
+summary = long.groupby(["model", "cohort"])[stat].describe().reset_index()
+st.dataframe(summary, hide_index=True, width="stretch")
+common.download(summary, f"{stat}_by_cohort.csv", "Download the summary (CSV)")

@@ -1,0 +1,114 @@
+"""Trajectory: one sampled chain of thought as a DAG, its steps, and its metrics."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dagmath_viz import tables
+from dagmath_viz.corpus import natural_key
+from dagmath_viz.render import render_dag_html
+from dagmath_viz.schema import CLASSES
+from dagmath_viz.text import escape_markdown, math_markdown, plain
+from pages import common
+
+corpus = common.corpus()
+df = corpus.scored
+st.title("Trajectory")
+if df.empty:
+    st.info("Nothing loaded yet.")
+    st.stop()
+
+top = st.columns([2, 2, 3])
+with top[0]:
+    model = common.select("Model", sorted(df["model"].unique()), "traj_model", "model")
+with top[1]:
+    datasets = sorted(df.loc[df["model"] == model, "dataset"].unique())
+    dataset = common.select("Dataset", datasets, "traj_dataset", "dataset")
+with top[2]:
+    present = [c for c in CLASSES if c in set(df["class"])]
+    classes = st.multiselect("Show classes", present, default=present, key="traj_classes")
+
+sub = df[(df["model"] == model) & (df["dataset"] == dataset) & df["class"].isin(classes)]
+order = sorted(
+    zip(sub["problem_id"], sub["sample_id"], strict=True), key=lambda k: (natural_key(k[0]), k[1])
+)
+if not order:
+    st.info("No trajectory of these classes for this model and dataset.")
+    st.stop()
+
+
+def _move(delta: int) -> None:
+    current = (st.session_state.get("traj_problem"), st.session_state.get("traj_sample"))
+    i = order.index(current) if current in order else 0
+    st.session_state["traj_problem"], st.session_state["traj_sample"] = order[
+        (i + delta) % len(order)
+    ]
+
+
+pick = st.columns([3, 2, 1, 1])
+with pick[0]:
+    problems = list(dict.fromkeys(p for p, _ in order))
+    problem = common.select("Problem", problems, "traj_problem", "problem")
+with pick[1]:
+    samples = [s for p, s in order if p == problem]
+    sample = common.select("Sample", samples, "traj_sample", "sample")
+with pick[2]:
+    st.button("◀ Previous", on_click=_move, args=(-1,), width="stretch")
+with pick[3]:
+    st.button("Next ▶", on_click=_move, args=(1,), width="stretch")
+
+st.query_params.update(model=model, dataset=dataset, problem=str(problem), sample=str(sample))
+row = corpus.row_of(model, dataset, problem, sample)
+rec = df.iloc[row]
+traj = corpus.trajectory(row)
+position = order.index((problem, sample)) + 1
+st.caption(
+    f"Trajectory {position:,} of {len(order):,} shown · source: {plain(rec['source'] or '', 200)}"
+)
+
+cells = st.columns(6)
+cells[0].metric("Class", rec["class"])
+cells[1].metric(
+    "Final answer", {True: "correct", False: "wrong"}.get(rec["final_correct"], "no reference")
+)
+cells[2].metric("Closeness rate", tables.format_percent(rec["closeness_rate"]))
+cells[3].metric("Dead ends", len(rec["dead_ends"]))
+cells[4].metric("Steps / edges", f"{rec['n_nodes']} / {rec['n_edges']}")
+cells[5].metric("Density", tables.format_percent(rec["density"]))
+answer_cols = st.columns(2)
+answer_cols[0].text(f"Predicted answer: {plain(str(rec['predicted_answer'] or '—'), 300)}")
+answer_cols[1].text(f"Reference answer: {plain(str(rec['reference_answer'] or '—'), 300)}")
+for error in rec["errors"] or ():
+    st.error(plain(error, 500), icon=":material/error:")
+
+if traj is None:
+    st.info("This record was read from scored JSONL and carries no steps to draw.")
+    st.stop()
+
+dead = set(rec["dead_ends"])
+wanted_step = st.query_params.get("step")
+graph_col, steps_col = st.columns([3, 2])
+with graph_col:
+    height = 620
+    html = render_dag_html(
+        traj, dead_ends=rec["dead_ends"], final_correct=rec["final_correct"], height_px=height
+    )
+    st.iframe(html, height=height + 40)
+with steps_col:
+    with st.expander("Problem", expanded=False):
+        st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
+    with st.container(height=height, border=True):
+        for step in traj.steps:
+            parents = ", ".join(f"S{p}" for p in step.parents) or "given"
+            flag = " · :orange-background[**dead end**]" if step.step_id in dead else ""
+            here = (
+                " :material/arrow_back: :blue-background[linked step]"
+                if wanted_step is not None and str(step.step_id) == wanted_step
+                else ""
+            )
+            sid = escape_markdown(plain(str(step.step_id), 20))
+            st.markdown(f"**S{sid}**{here} ← {escape_markdown(plain(parents, 200))}{flag}")
+            st.markdown(math_markdown(step.text))
+            if step.justification:
+                with st.expander("why", expanded=False):
+                    st.markdown(math_markdown(step.justification))

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up everything the app and the tests need, idempotently: a venv in .venv with the
+# pinned Python packages, this package in editable mode, and (with --browser) Debian's
+# Chromium for the real-browser tests. Never downloads a browser build of its own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.installed-$(cat requirements.txt requirements-dev.txt pyproject.toml | sha1sum | cut -c1-12)
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -r requirements-dev.txt
+  .venv/bin/python -m pip install --quiet --no-deps -e .
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+
+if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing Debian's chromium for the browser tests" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
