@@ -1,0 +1,235 @@
+"""AppTest of every page: runs clean on real and sample data, and reacts to its widgets.
+
+Numbers shown are compared with the library's own functions on the same data (the pages
+must only wire widgets to them) and, where the data are real, with hand-counted values.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dagmath_viz.corpus import load_corpus
+from dagmath_viz.deadends import dead_end_table
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+PAGES = [
+    "pages/overview.py",
+    "pages/trajectory.py",
+    "pages/compare.py",
+    "pages/distributions.py",
+    "pages/dead_ends.py",
+    "pages/efficiency.py",
+]
+# The log-count example of the paper's Figure 1 (DEFINITIONS.md §4), in the official layout.
+# Parents use the task-DAG node numbers; each trajectory is renumbered 1..L below.
+LOGCOUNT = {
+    1: [], 2: [], 3: [], 4: [1], 5: [1], 6: [1], 7: [6], 8: [3, 4, 7], 9: [7],
+    10: [2, 5, 8], 11: [3, 9],
+}  # fmt: skip
+ANSWER_TEXT = {10: r"The final answer is $\boxed{300}$.", 11: r"The final answer is $\boxed{0}$."}
+WALKS = {
+    "perfect": [1, 2, 3, 4, 5, 6, 7, 8, 10],
+    "imperfect": [1, 2, 3, 4, 5, 6, 7, 9, 8, 10],
+    "wrong": [1, 2, 3, 6, 7, 9, 11],
+}
+
+
+def _sample(walk: list[int], sample_id: int) -> dict:
+    number = {v: i + 1 for i, v in enumerate(walk)}
+    steps = [
+        {
+            "step_id": number[v],
+            "thinking": f"why v{v}",
+            "direct_dependent_steps": [number[p] for p in LOGCOUNT[v]] or None,
+            "text": ANSWER_TEXT.get(v, f"statement v{v}"),
+        }
+        for v in walk
+    ]
+    return {
+        "problem_id": 1,
+        "sample_id": sample_id,
+        "problem_text": "log-count",
+        "steps": steps,
+        "final_answer": steps[-1]["text"],
+        "metadata": {"model": None},
+    }
+
+
+@pytest.fixture(scope="module")
+def logcount_run(tmp_path_factory) -> Path:
+    """Two models on the log-count problem: A writes all three walks, B the perfect one twice."""
+    root = tmp_path_factory.mktemp("logcount")
+    runs = {"model-a": ["perfect", "imperfect", "wrong"], "model-b": ["perfect", "perfect"]}
+    for model, walks in runs.items():
+        folder = root / model / "logs"
+        folder.mkdir(parents=True)
+        samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
+        (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
+    (root / "answers.json").write_text(json.dumps({"1": "300"}))
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+
+
+def _app(monkeypatch, data: Path | None) -> AppTest:
+    if data is None:
+        monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    else:
+        monkeypatch.setenv("DAGMATH_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    return at
+
+
+def _run_page(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+# --- every page runs on every data source -----------------------------------------------
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_on_real_fewshot_data(monkeypatch, shared_data, page):
+    at = _app(monkeypatch, shared_data)
+    _run_page(at, page)
+    assert at.title, f"{page} shows no title"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_on_logcount_data(monkeypatch, logcount_run, page):
+    at = _app(monkeypatch, logcount_run)
+    _run_page(at, page)
+    assert at.title
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_on_bundled_sample_data(monkeypatch, page):
+    at = _app(monkeypatch, None)
+    assert at.radio(key="data_source").value == "Bundled sample data"
+    _run_page(at, page)
+    assert at.title
+
+
+# --- one interaction per page -----------------------------------------------------------
+
+
+def _array(value) -> list[float]:
+    """A plotly array: a plain list, or plotly 7's typed {"dtype", "bdata"} encoding."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def _cell(frame, column: str, **where) -> object:
+    rows = frame
+    for key, value in where.items():
+        rows = rows[rows[key] == value]
+    assert len(rows) == 1, (where, rows)
+    return rows.iloc[0][column]
+
+
+def test_overview_switching_source_changes_the_leaderboard(monkeypatch, shared_data, logcount_run):
+    at = _app(monkeypatch, logcount_run)
+    board = at.dataframe[0].value
+    # model-a: 2 of 3 correct, 1 perfect -> PASS@1 66.7%, R̂ 33.3%; model-b: both perfect.
+    assert _cell(board, "PASS@1 (95% CI)", model="model-a").startswith("66.7%")
+    assert _cell(board, "R̂ (95% CI)", model="model-a").startswith("33.3%")
+    assert _cell(board, "R̂ (95% CI)", model="model-b").startswith("100.0%")
+    at.radio(key="data_source").set_value("Bundled sample data").run()
+    assert not at.exception
+    engine = load_corpus([Path(APP).parent / "sample_data" / "runs"]).scored
+    shown = set(at.dataframe[0].value["model"])
+    assert shown == set(engine["model"]) and "model-a" not in shown
+
+
+def test_trajectory_picking_a_problem_shows_its_numbers(monkeypatch, shared_data):
+    at = _app(monkeypatch, shared_data)
+    _run_page(at, "pages/trajectory.py")
+    at.selectbox(key="traj_model").set_value("gold").run()
+    at.selectbox(key="traj_problem").set_value("4").run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    # gold/problem_4.json has 38 steps; its parent lists have 2+2+2+3+1+2+2+1+1+1+3+1+2+1
+    # +1+3+1+1+1+1+2+3+1+2+1+2+2+3+1+6+1+2+5+1+1 = 65 entries (steps 4..38).
+    assert metrics["Steps / edges"] == "38 / 65"
+    assert metrics["Dead ends"] == "0"
+    assert metrics["Class"] == "perfect"
+    at.button[1].click().run()  # "Next ▶" wraps around to problem 1
+    assert at.selectbox(key="traj_problem").value == "1"
+    assert {m.label: m.value for m in at.metric}["Steps / edges"].startswith("22 / 30")
+
+
+def test_trajectory_deep_link_and_dead_end_marking(monkeypatch, logcount_run):
+    monkeypatch.setenv("DAGMATH_DATA", str(logcount_run))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(model="model-a", dataset="logs", problem="1", sample="1")
+    at.run()
+    _run_page(at, "pages/trajectory.py")
+    metrics = {m.label: m.value for m in at.metric}
+    # The imperfect walk v1..v7 v9 v8 v10: only v9 (step 8) is a dead end; r = 9/10.
+    assert metrics["Class"] == "imperfect"
+    assert metrics["Dead ends"] == "1"
+    assert metrics["Closeness rate"] == "90.0%"
+    html = [e for e in at.get("iframe")][0].proto.srcdoc
+    assert '"kind": "dead_end"' in html
+
+
+def test_compare_paired_difference_matches_engine(monkeypatch, logcount_run):
+    at = _app(monkeypatch, logcount_run)
+    _run_page(at, "pages/compare.py")
+    table = at.dataframe[0].value
+    # One shared problem: R̂(A) - R̂(B) = 1/3 - 1 = -66.7%.
+    assert _cell(table, "difference", metric="R̂(A) − R̂(B)") == "-66.7%"
+    at.selectbox(key="cmp_a").set_value("model-b").run()
+    table = at.dataframe[0].value
+    assert _cell(table, "difference", metric="R̂(A) − R̂(B)") == "66.7%"
+    assert _cell(table, "difference", metric="PASS@1(A) − PASS@1(B)") == "33.3%"
+
+
+def test_distributions_statistic_choice_changes_the_plot(monkeypatch, shared_data):
+    at = _app(monkeypatch, shared_data)
+    _run_page(at, "pages/distributions.py")
+
+    def plotted_values() -> list[float]:
+        spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+        return sorted(v for trace in spec["data"] for v in _array(trace["y"]))
+
+    # #nodes of the 4 solutions, twice (two layouts): 22, 25, 26, 38.
+    assert plotted_values() == [22, 22, 25, 25, 26, 26, 38, 38]
+    at.radio(key="dist_stat").set_value("max_in_degree").run()
+    engine = load_corpus([shared_data]).scored["max_in_degree"]
+    assert plotted_values() == sorted(engine.tolist())
+
+
+def test_dead_ends_category_filter(monkeypatch, logcount_run):
+    at = _app(monkeypatch, logcount_run)
+    _run_page(at, "pages/dead_ends.py")
+    table = at.dataframe[1].value
+    corpus = load_corpus([logcount_run])
+    engine = dead_end_table(corpus.trajectories)
+    # Imperfect walk: v9 (step 8) is a derived leaf whose only ancestors lie on the answer's
+    # path -> commentary. Wrong walk: v2 (step 2) is a given nothing cites -> unused given.
+    assert len(table) == len(engine) == 2
+    assert sorted(zip(table["category"], table["step_id"])) == [
+        ("commentary", 8),
+        ("unused given", 2),
+    ]
+    at.multiselect(key="de_cats").set_value(["unused given"]).run()
+    filtered = at.dataframe[1].value
+    assert list(filtered["category"]) == ["unused given"]
+    assert list(filtered["step_id"]) == [2]
