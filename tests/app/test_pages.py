@@ -225,7 +225,7 @@ def test_dead_ends_category_filter(monkeypatch, logcount_run):
     # Imperfect walk: v9 (step 8) is a derived leaf whose only ancestors lie on the answer's
     # path -> commentary. Wrong walk: v2 (step 2) is a given nothing cites -> unused given.
     assert len(table) == len(engine) == 2
-    assert sorted(zip(table["category"], table["step_id"])) == [
+    assert sorted(zip(table["category"], table["step_id"], strict=True)) == [
         ("commentary", 8),
         ("unused given", 2),
     ]

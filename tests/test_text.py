@@ -1,0 +1,55 @@
+"""Model text made safe for markdown: math kept, markup and stray dollars inert."""
+
+from __future__ import annotations
+
+import pytest
+
+from dagmath_viz.text import escape_markdown, math_markdown, normalise_statement, plain
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # balanced inline math is kept for KaTeX
+        ("so $x^2 = 4$ holds", r"so $x^2 = 4$ holds"),
+        # display math is kept
+        ("$$a+b$$", "$$a+b$$"),
+        # a lone dollar is escaped, so it cannot open math for the paragraph
+        ("it costs $5 today", r"it costs \$5 today"),
+        # HTML is escaped character by character
+        ("<img src=x onerror=alert(1)>", r"\<img src\=x onerror\=alert\(1\)\>"),
+        # markdown links and images are neutralised
+        ("[click](javascript:alert(1))", r"\[click\]\(javascript\:alert\(1\)\)"),
+        # \href inside math is shown as text, not rendered as a link
+        (r"$\href{javascript:x}{y}$", r"\$\\href\{javascript\:x\}\{y\}\$"),
+    ],
+    ids=["inline-math", "display-math", "stray-dollar", "html", "md-link", "href-in-math"],
+)
+def test_math_markdown(text, expected):
+    assert math_markdown(text) == expected
+
+
+def test_math_markdown_truncates_long_text():
+    out = math_markdown("a" * 10_000, max_chars=100)
+    assert out == "a" * 100 + " …"
+
+
+def test_escape_markdown_escapes_every_dollar():
+    assert escape_markdown("$1 and $2") == r"\$1 and \$2"
+
+
+def test_plain_flattens_and_shortens():
+    assert plain("a\n  b\tc") == "a b c"
+    assert plain("x" * 10, max_chars=5) == "xxxx…"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (r"Let $x = \left(1+2\right)$.", "let x=(1+2)", True),
+        ("$k > 0$", "k>0", True),
+        ("$k > 0$", "k>1", False),
+    ],
+)
+def test_normalise_statement(a, b, same):
+    assert (normalise_statement(a) == normalise_statement(b)) is same
