@@ -1,0 +1,432 @@
+"""Safe, offline HTML of one trajectory's step graph (vis-network through pyvis).
+
+pyvis is unmaintained, so it is wrapped here and nowhere else: the rest of the package only
+sees :func:`render_dag_html`, :data:`LEGEND` and :func:`legend_html`.
+
+Safety rules the output keeps (DESIGN.md §5), because Streamlit embeds it in an iframe with
+``allow-scripts allow-same-origin``:
+
+- model text only travels inside pyvis's JSON data (Jinja ``tojson`` escapes ``<``, ``>``,
+  ``&`` and ``'``), as hover titles that vis-network shows as plain text (``innerText``);
+- no title contains ``href``: pyvis would switch to its own popup that assigns the title to
+  ``innerHTML``. We break the word with a zero-width space and refuse HTML with that popup;
+- node ids are integers, labels are ``S<id>``, the heading is empty and the options are ours;
+- no ``http(s)://`` URL is left: the Bootstrap CDN tags are removed and the URL strings inside
+  the inline vis-network source (licence comments, the SVG namespace) are written with
+  ``:\\/\\/``, which JavaScript reads as ``://``.
+
+Every node carries data fields a browser test can read from the ``nodes`` DataSet:
+``kind`` (see :data:`KINDS`), ``dead_end``, ``fault`` and ``position``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pyvis.network import Network
+
+from dagmath_viz.graph import StepGraph, dead_end_positions, depths
+from dagmath_viz.schema import Step, Trajectory
+from dagmath_viz.validation import is_step_id, validate
+
+__all__ = ["KINDS", "LARGE_GRAPH", "LEGEND", "LegendEntry", "legend_html", "render_dag_html"]
+
+#: Node kinds, the ``kind`` field of every node in the HTML's ``nodes`` DataSet.
+KINDS = ("given", "step", "dead_end", "final_correct", "final_incorrect", "final", "missing")
+#: Above this many steps the legend says the graph is large (it is still drawn).
+LARGE_GRAPH = 1500
+#: Longest hover text piece (node text, justification) before it is cut.
+MAX_TEXT = 600
+
+_FAULT_BORDER = "#d62728"
+_FAULT_BORDER_WIDTH = 4
+
+
+@dataclass(frozen=True, slots=True)
+class LegendEntry:
+    """One legend row: what it means, its fill colour and how its border or line looks."""
+
+    label: str
+    color: str
+    border: str
+    kind: str
+
+
+# kind -> (fill, border colour, border width)
+_STYLE: dict[str, tuple[str, str, int]] = {
+    "given": ("#a6cee3", "#1f78b4", 1),
+    "step": ("#e0e0e0", "#8c8c8c", 1),
+    "dead_end": ("#f28e2b", "#a65300", 1),
+    "final_correct": ("#59a14f", "#2d6a27", 2),
+    "final_incorrect": ("#e15759", "#8c1c1e", 2),
+    "final": ("#e0e0e0", "#222222", 3),
+    "missing": ("#ffffff", "#7f7f7f", 1),
+}
+
+#: The legend as data (paper conventions, DESIGN.md §3).
+LEGEND: tuple[LegendEntry, ...] = (
+    LegendEntry("Given (no parents)", _STYLE["given"][0], "thin blue", "given"),
+    LegendEntry("Step", _STYLE["step"][0], "thin grey", "step"),
+    LegendEntry("Dead end (nothing uses it)", _STYLE["dead_end"][0], "thin", "dead_end"),
+    LegendEntry("Final step, correct", _STYLE["final_correct"][0], "dark", "final_correct"),
+    LegendEntry("Final step, incorrect", _STYLE["final_incorrect"][0], "dark", "final_incorrect"),
+    LegendEntry("Final step, not scored", _STYLE["final"][0], "thick black", "final"),
+    LegendEntry("Structural fault", "#ffffff", "thick red", "fault"),
+    LegendEntry("Missing or later parent", "#ffffff", "dashed; dashed red edge", "missing"),
+)
+
+_EDGE_COLOR = "#8c8c8c"
+_BAD_EDGE_COLOR = "#d62728"
+
+
+def render_dag_html(
+    traj: Trajectory,
+    *,
+    dead_ends: Iterable[int] | None = None,
+    final_correct: bool | None = None,
+    height_px: int = 600,
+) -> str:
+    """A self-contained HTML page drawing the trajectory's step graph, top-down by depth.
+
+    Args:
+        traj: the trajectory; faulty ones are drawn too (well-formed edges solid, references
+            to missing or later steps dashed, faulty steps outlined in red).
+        dead_ends: step ids (as in ``Score.dead_ends``, not positions) to colour as dead ends;
+            computed from the graph when ``None``.
+        final_correct: colours the final step green (True), red (False) or neutral (None).
+        height_px: height of the drawing area in CSS pixels.
+
+    Returns:
+        The HTML, with vis-network inline and no external URL; show it with
+        ``st.iframe(html, height=height_px + 20)`` or similar.
+
+    Example:
+        >>> from dagmath_viz.schema import Step, Trajectory
+        >>> t = Trajectory("m", "d", "1", 0, (Step(1, (), "a"), Step(2, (1,), "b")))
+        >>> "vis.Network" in render_dag_html(t, final_correct=True)
+        True
+    """
+    validation = validate(traj)
+    graph = validation.graph
+    n = graph.n_nodes
+    dead = _dead_end_set(graph, dead_ends)
+    faulty = _faults_by_position(graph.ids, validation.faults)
+    level = depths(graph)
+
+    ghosts, extra_edges = _placeholders(traj, graph, level)
+    shift = 1 if any(lv < 0 for _, lv in ghosts.values()) else 0
+
+    net = Network(
+        height=f"{int(height_px)}px",
+        width="100%",
+        directed=True,
+        cdn_resources="in_line",
+        heading="",
+    )
+    net.options = _options(n)
+    for pos in range(n):
+        kind = _kind(pos, traj, dead, final_correct)
+        net.add_node(
+            pos,
+            label="S" + _short(graph.ids[pos], 12),
+            shape="box",
+            title=_safe(_node_title(traj.steps[pos], kind, faulty.get(pos, []))),
+            color=_color(kind, pos in faulty),
+            borderWidth=_FAULT_BORDER_WIDTH if pos in faulty else _STYLE[kind][2],
+            level=level[pos] + shift,
+            kind=kind,
+            dead_end=kind == "dead_end",
+            fault=pos in faulty,
+            position=pos,
+        )
+    for gid, (label, ghost_level) in ghosts.items():
+        net.add_node(
+            gid,
+            label=_safe(label),
+            shape="box",
+            title=_safe(label + " (referenced, but no such earlier step)"),
+            color=_color("missing", False),
+            shapeProperties={"borderDashes": [4, 4]},
+            level=ghost_level + shift,
+            kind="missing",
+            dead_end=False,
+            fault=False,
+            position=-1,
+        )
+    _add_edges(net, graph, extra_edges)
+    page = net.generate_html()
+    return _make_safe_and_offline(page, n)
+
+
+def legend_html(n_steps: int | None = None) -> str:
+    """The legend as a small absolutely positioned box of plain, escaped text.
+
+    ``n_steps`` adds a note for large (> :data:`LARGE_GRAPH`) or empty graphs.
+    """
+    rows = []
+    for entry in LEGEND:
+        rows.append(
+            '<div class="dm-row"><span class="dm-swatch" style="'
+            + _swatch_css(entry.kind)
+            + '"></span>'
+            + html.escape(entry.label)
+            + "</div>"
+        )
+    if n_steps is not None and n_steps > LARGE_GRAPH:
+        rows.append(
+            '<div class="dm-note">'
+            + html.escape(f"Large graph: {int(n_steps)} steps. Zoom with the wheel, drag to pan.")
+            + "</div>"
+        )
+    elif n_steps == 0:
+        rows.append('<div class="dm-note">No steps to draw.</div>')
+    return '<div id="dagmath-legend" role="note" aria-label="legend">' + "".join(rows) + "</div>"
+
+
+# -- graph facts -----------------------------------------------------------------------------
+
+
+def _dead_end_set(graph: StepGraph, dead_ends: Iterable[int] | None) -> set[int]:
+    if dead_ends is None:
+        return set(dead_end_positions(graph))
+    wanted = {d for d in dead_ends if is_step_id(d)}
+    return {pos for pos, sid in enumerate(graph.ids) if is_step_id(sid) and sid in wanted}
+
+
+def _faults_by_position(ids: tuple[Any, ...], faults: Iterable[str]) -> dict[int, list[str]]:
+    """The fault messages naming each step (``step 3:``, ``step 'x':``, ``step at position 2:``,
+    ``cycle: 1 -> 2 -> 1``); the formats are those of :mod:`dagmath_viz.validation`."""
+    by_prefix: dict[str, set[int]] = {}
+    by_name: dict[str, set[int]] = {}
+    for pos, sid in enumerate(ids):
+        for prefix in {f"step {sid!r}:", f"step {sid}:"}:
+            by_prefix.setdefault(prefix, set()).add(pos)
+        by_name.setdefault(str(sid), set()).add(pos)
+    found: dict[int, list[str]] = {}
+    for msg in faults:
+        named: set[int] = set()
+        m = re.match(r"step at position (\d+):", msg)
+        if m:
+            if 0 < int(m.group(1)) <= len(ids):
+                named.add(int(m.group(1)) - 1)
+        elif msg.startswith("cycle: "):
+            for name in msg[len("cycle: ") :].split(" -> "):
+                named |= by_name.get(name, set())
+        else:
+            for colon in (i for i, ch in enumerate(msg) if ch == ":"):
+                hit = by_prefix.get(msg[: colon + 1])
+                if hit:
+                    named = hit
+                    break
+        for pos in named:
+            found.setdefault(pos, []).append(msg)
+    return found
+
+
+def _bad_references(traj: Trajectory) -> list[tuple[int, int | None, Any]]:
+    """(child position, parent position or None, the cited value) for every reference
+    validation drops: to an id that does not exist (or is not an integer), to itself, or
+    to a later step. Mirrors :func:`dagmath_viz.validation.build_graph`."""
+    position: dict[int, int] = {}
+    for i, step in enumerate(traj.steps):
+        if is_step_id(step.step_id) and step.step_id not in position:
+            position[step.step_id] = i
+    bad: list[tuple[int, int | None, Any]] = []
+    for i, step in enumerate(traj.steps):
+        seen: set[str] = set()
+        for p in step.parents:
+            key = repr(p)
+            if key in seen:
+                continue
+            seen.add(key)
+            if not is_step_id(p) or p not in position:
+                bad.append((i, None, p))
+            elif position[p] >= i:
+                bad.append((i, position[p], p))
+    return bad
+
+
+def _placeholders(
+    traj: Trajectory, graph: StepGraph, level: list[int]
+) -> tuple[dict[int, tuple[str, int]], list[tuple[int, int, str]]]:
+    """Placeholder nodes for missing parents ({node id: (label, level)}, one per distinct
+    missing id, one level above its highest child) and the dashed edges of every bad
+    reference as (from, to, hover text)."""
+    n = graph.n_nodes
+    ids: dict[str, int] = {}  # repr of a missing parent -> its node id
+    ghosts: dict[int, tuple[str, int]] = {}
+    edges: list[tuple[int, int, str]] = []
+    for child, parent, missing in _bad_references(traj):
+        sid = _short(graph.ids[child])
+        if parent is not None:
+            text = f"S{sid} cites S{_short(graph.ids[parent])}, which is not an earlier step"
+            edges.append((parent, child, text))
+            continue
+        gid = ids.setdefault(repr(missing), n + len(ids))
+        label = "missing " + _short(missing)
+        ghosts[gid] = (label, min(ghosts.get(gid, (label, level[child]))[1], level[child] - 1))
+        edges.append((gid, child, f"S{sid} cites step {_short(missing)}, which does not exist"))
+    return ghosts, edges
+
+
+def _kind(pos: int, traj: Trajectory, dead: set[int], final_correct: bool | None) -> str:
+    if pos == len(traj.steps) - 1:
+        return {True: "final_correct", False: "final_incorrect"}.get(final_correct, "final")
+    if pos in dead:
+        return "dead_end"
+    # A given is a step that cites nothing; one whose citations are all broken is not.
+    return "step" if traj.steps[pos].parents else "given"
+
+
+# -- text -------------------------------------------------------------------------------------
+
+_HREF = re.compile(r"(h)(ref)", re.IGNORECASE)
+
+
+def _safe(text: str) -> str:
+    """Break every ``href`` so pyvis never chooses its innerHTML popup (see module doc)."""
+    return _HREF.sub("\\1\u200b\\2", text)
+
+
+def _cut(text: Any, limit: int = MAX_TEXT) -> str:
+    text = text if isinstance(text, str) else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(value: Any, limit: int = 24) -> str:
+    return _cut(str(value), limit)
+
+
+def _node_title(step: Step, kind: str, faults: list[str]) -> str:
+    why = _cut(step.justification).strip() or "(no justification given)"
+    lines = [f"Step {_short(step.step_id)}", _cut(step.text), f"— why: {why}"]
+    if kind == "dead_end":
+        lines.append("(dead end: no later step uses it)")
+    lines.extend("fault: " + _cut(m, 200) for m in faults[:3])
+    return "\n".join(lines)
+
+
+# -- drawing ----------------------------------------------------------------------------------
+
+
+def _color(kind: str, fault: bool) -> dict[str, Any]:
+    fill, border, _ = _STYLE[kind]
+    if fault:
+        border = _FAULT_BORDER
+    return {
+        "background": fill,
+        "border": border,
+        "highlight": {"background": fill, "border": "#000000"},
+        "hover": {"background": fill, "border": "#000000"},
+    }
+
+
+def _swatch_css(kind: str) -> str:
+    if kind == "fault":
+        return f"background:#ffffff;border:3px solid {_FAULT_BORDER};"
+    fill, border, width = _STYLE[kind]
+    style = "dashed" if kind == "missing" else "solid"
+    return f"background:{fill};border:{max(width, 1)}px {style} {border};"
+
+
+def _add_edges(net: Network, graph: StepGraph, extra: list[tuple[int, int, str]]) -> None:
+    # Appended directly: pyvis's add_edge checks membership in a list (O(N) per edge), and
+    # every id here is known to exist.
+    for child, parents in enumerate(graph.parents):
+        for p in parents:
+            net.edges.append({"from": p, "to": child, "arrows": "to", "color": _EDGE_COLOR})
+    for frm, to, text in extra:
+        net.edges.append(
+            {
+                "from": frm,
+                "to": to,
+                "arrows": "to",
+                "dashes": True,
+                "color": _BAD_EDGE_COLOR,
+                "title": _safe(text),
+                "kind": "bad_reference",
+            }
+        )
+
+
+def _options(n_nodes: int) -> dict[str, Any]:
+    large = n_nodes > LARGE_GRAPH
+    return {
+        "layout": {
+            "hierarchical": {
+                "enabled": True,
+                "direction": "UD",
+                "levelSeparation": 80,
+                "nodeSpacing": 70,
+                "treeSpacing": 90,
+                # the layout's crossing reduction is slow on thousands of nodes
+                "blockShifting": not large,
+                "edgeMinimization": not large,
+                "parentCentralization": not large,
+            }
+        },
+        "physics": {"enabled": False},
+        "interaction": {"hover": True, "tooltipDelay": 120, "dragNodes": True},
+        "nodes": {
+            "shape": "box",
+            "margin": 6,
+            "font": {"size": 14, "face": "sans-serif", "color": "#111111"},
+        },
+        "edges": {
+            "arrows": {"to": {"enabled": True, "scaleFactor": 0.6}},
+            "smooth": (
+                False
+                if large
+                else {"enabled": True, "type": "cubicBezier", "forceDirection": "vertical"}
+            ),
+            "width": 1.2,
+        },
+    }
+
+
+# -- post-processing of pyvis's page -----------------------------------------------------------
+
+_BOOTSTRAP = re.compile(
+    r"<link[^>]*bootstrap[^>]*>|<script[^>]*bootstrap[^>]*>\s*</script>", re.IGNORECASE
+)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>")
+_PYVIS_COMMENT = re.compile(r"<!--\s*<link[^>]*node_modules.*?-->", re.DOTALL)
+_CODE_BLOCK = re.compile(r"(<(script|style)[^>]*>)(.*?)(</\2>)", re.DOTALL | re.IGNORECASE)
+_URL = re.compile(r"(https?)://", re.IGNORECASE)
+
+_CSS = """
+body { margin: 0; font-family: sans-serif; }
+#mynetwork { float: none !important; box-sizing: border-box; }
+div.vis-tooltip { white-space: pre-wrap !important; max-width: 420px; font-family: sans-serif;
+  font-size: 13px; overflow-wrap: anywhere; }
+#dagmath-legend { position: absolute; top: 6px; left: 6px; z-index: 4; pointer-events: none;
+  background: rgba(255,255,255,0.9); border: 1px solid #c8c8c8; border-radius: 4px;
+  padding: 4px 7px; font: 11px/1.45 sans-serif; color: #222; }
+#dagmath-legend .dm-swatch { display: inline-block; width: 14px; height: 9px;
+  margin-right: 6px; vertical-align: middle; box-sizing: border-box; }
+#dagmath-legend .dm-note { margin-top: 3px; font-style: italic; max-width: 200px; }
+"""
+
+
+def _make_safe_and_offline(page: str, n_steps: int) -> str:
+    if "innerHTML" in page:
+        # pyvis chose its innerHTML tooltip (or another innerHTML path): titles would run as
+        # markup in the app. Neither vis-network nor our template otherwise uses innerHTML.
+        raise RuntimeError("pyvis produced an innerHTML code path; refusing unsafe output")
+    page = _BOOTSTRAP.sub("", page)
+    page = _EMPTY_HEADING.sub("", page)
+    page = _PYVIS_COMMENT.sub("", page)
+    # Inside scripts and styles "http:\/\/" reads as "http://" (JS and CSS escapes), but it is
+    # not a URL any scanner or browser preloader follows.
+    page = _CODE_BLOCK.sub(
+        lambda m: m.group(1) + _URL.sub(r"\1:\\/\\/", m.group(3)) + m.group(4), page
+    )
+    page = page.replace("</head>", "<style>" + _CSS + "</style>\n</head>", 1)
+    page = page.replace("<body>", "<body>\n" + legend_html(n_steps), 1)
+    if re.search(r"https?://", page, re.IGNORECASE):
+        raise RuntimeError("rendered DAG HTML still refers to an external URL")
+    return "<!DOCTYPE html>\n" + page.lstrip()

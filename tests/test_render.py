@@ -1,0 +1,357 @@
+"""Tests of dagmath_viz.render: node kinds, levels, legend, and that the HTML is safe and offline.
+
+Expected numbers are worked out by hand in the comments next to each trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from dagmath_viz import render
+from dagmath_viz.render import KINDS, LEGEND, legend_html, render_dag_html
+from dagmath_viz.schema import Step, Trajectory
+
+
+def _traj(*steps: Step) -> Trajectory:
+    return Trajectory(model="m", dataset="d", problem_id="1", sample_id=0, steps=tuple(steps))
+
+
+def _data(page: str, name: str) -> list[dict]:
+    """The JSON list pyvis put into ``<name> = new vis.DataSet(...)``."""
+    m = re.search(name + r" = new vis\.DataSet\((\[.*?\])\);\n", page)
+    assert m, f"no {name} DataSet in the page"
+    return json.loads(m.group(1))
+
+
+def _nodes(page: str) -> list[dict]:
+    return _data(page, "nodes")
+
+
+def _options(page: str) -> dict:
+    m = re.search(r"var options = (\{.*?\});\n", page)
+    assert m
+    return json.loads(m.group(1))
+
+
+def _by_kind(nodes: list[dict]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for n in nodes:
+        out.setdefault(n["kind"], []).append(n["id"])
+    return {k: sorted(v) for k, v in out.items()}
+
+
+# The paper's Figure 1 "imperfect" trajectory, renumbered 1..10 in written order:
+# v1 v2 v3 v4 v5 v6 v7 v9 v8 v10. Parents: 4,5,6 <- 1; 7 <- 6; 8 (v9) <- 7;
+# 9 (v8) <- 3,4,7; 10 (v10) <- 2,5,9. Out-degrees: 1:3, 2:1, 3:1, 4:1, 5:1, 6:1, 7:2, 8:0, 9:1,
+# so the only dead end is step 8. Edges: 5 single-parent steps + 3 + 3 = 11.
+# Depths: 1,2,3 -> 0; 4,5,6 -> 1; 7 -> 2; 8 -> 3; 9 -> 1 + max(0, 1, 2) = 3; 10 -> 1 + 3 = 4.
+IMPERFECT = _traj(
+    Step(1, (), "2 log(x-1) = log k"),
+    Step(2, (), "k in [-300, 300]"),
+    Step(3, (), "exactly one solution is required"),
+    Step(4, (1,), "x > 1"),
+    Step(5, (1,), "k > 0"),
+    Step(6, (1,), "(x-1)^2 = k"),
+    Step(7, (6,), "x = 1 ± sqrt(k)"),
+    Step(8, (7,), "two solutions for any k"),
+    Step(9, (3, 4, 7), "only 1 + sqrt(k) is a solution"),
+    Step(10, (2, 5, 9), r"The final answer is $\boxed{300}$."),
+)
+
+# Figure 1 "wrong" trajectory v1 v2 v3 v6 v7 v9 v11 -> 1 2 3 4 5 6 7 with 4 <- 1, 5 <- 4,
+# 6 <- 5, 7 <- 3, 6. Step 2 is cited by nobody: one dead end.
+WRONG = _traj(
+    Step(1, (), "2 log(x-1) = log k"),
+    Step(2, (), "k in [-300, 300]"),
+    Step(3, (), "exactly one solution"),
+    Step(4, (1,), "(x-1)^2 = k"),
+    Step(5, (4,), "x = 1 ± sqrt(k)"),
+    Step(6, (5,), "two solutions for any k"),
+    Step(7, (3, 6), r"The final answer is $\boxed{0}$."),
+)
+
+# Faulty: step 2 cites 9 (missing), step 3 cites 4 (later), step "x" is not an integer id.
+# Well-formed edges: 1->2, 2->4, 4->x, 4->6, 3->6 (5 edges); dashed: ghost 9 -> 2, 4 -> 3.
+# Out-degrees by position: 0:1, 1:1, 2:1, 3:2, 4:0 -> the only dead end is position 4 ("x").
+# Faulty positions: 1, 2 (named "step 2:", "step 3:") and 4 ("step at position 5:").
+# Depths: pos0 0, pos1 1, pos2 0 (no well-formed parent), pos3 2, pos4 3, pos5 1 + max(2, 0) = 3;
+# the ghost sits one level above its child step 2: level 0.
+FAULTY = _traj(
+    Step(1, (), "a"),
+    Step(2, (1, 9), "b"),
+    Step(3, (4,), "c"),
+    Step(4, (2,), "d"),
+    Step("x", (4,), "e"),
+    Step(6, (4, 3), r"\boxed{1}"),
+)
+
+HOSTILE_TEXTS = (
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    "href=javascript:alert(1)",
+    "costs $5 and $6 </script><script>parent.__pwned=1</script>",
+    "see https://evil.example/x.js and HREF='javascript:1'",
+)
+
+HOSTILE = _traj(
+    Step(1, (), HOSTILE_TEXTS[0], HOSTILE_TEXTS[1]),
+    Step(2, (1,), HOSTILE_TEXTS[2], HOSTILE_TEXTS[3]),
+    Step(3, (1,), HOSTILE_TEXTS[3], HOSTILE_TEXTS[4]),
+    Step(4, (2, "<b>q</b>"), HOSTILE_TEXTS[4], HOSTILE_TEXTS[2]),
+)
+
+
+# -- node kinds, counts and levels ---------------------------------------------------------------
+
+
+def test_imperfect_kinds_levels_and_edges():
+    page = render_dag_html(IMPERFECT, final_correct=True)
+    nodes = _nodes(page)
+    assert [n["id"] for n in nodes] == list(range(10))
+    assert [n["label"] for n in nodes] == [f"S{i}" for i in range(1, 11)]
+    assert _by_kind(nodes) == {
+        "given": [0, 1, 2],
+        "step": [3, 4, 5, 6, 8],
+        "dead_end": [7],
+        "final_correct": [9],
+    }
+    assert [n["level"] for n in nodes] == [0, 0, 0, 1, 1, 1, 2, 3, 3, 4]
+    assert [n["dead_end"] for n in nodes].count(True) == 1
+    assert not any(n["fault"] for n in nodes)
+    edges = _data(page, "edges")
+    assert len(edges) == 11
+    assert {(e["from"], e["to"]) for e in edges} >= {(2, 8), (3, 8), (6, 8), (8, 9), (6, 7)}
+    assert not any(e.get("dashes") for e in edges)
+
+
+@pytest.mark.parametrize(
+    ("final_correct", "final_kind", "fill"),
+    [
+        (True, "final_correct", "#59a14f"),
+        (False, "final_incorrect", "#e15759"),
+        (None, "final", "#e0e0e0"),
+    ],
+)
+def test_final_step_colour(final_correct, final_kind, fill):
+    nodes = _nodes(render_dag_html(WRONG, final_correct=final_correct))
+    assert _by_kind(nodes) == {
+        "given": [0, 2],
+        "dead_end": [1],
+        "step": [3, 4, 5],
+        final_kind: [6],
+    }
+    assert nodes[6]["color"]["background"] == fill
+    assert nodes[1]["color"]["background"] == "#f28e2b"  # dead end orange
+    assert nodes[0]["color"]["background"] == "#a6cee3"  # given light blue
+
+
+def test_dead_ends_given_as_step_ids_override_the_graph():
+    # Step ids, as in Score.dead_ends: id 3 is position 2; id 99 names nothing.
+    nodes = _nodes(render_dag_html(WRONG, dead_ends=[3, 99]))
+    assert _by_kind(nodes)["dead_end"] == [2]
+    assert nodes[1]["kind"] == "given"
+
+
+def test_faulty_trajectory_outlines_faults_and_dashes_bad_references():
+    page = render_dag_html(FAULTY)
+    nodes = _nodes(page)
+    assert len(nodes) == 7  # six steps and one "missing 9" placeholder
+    assert _by_kind(nodes) == {
+        "given": [0],
+        "step": [1, 2, 3],
+        "dead_end": [4],
+        "final": [5],
+        "missing": [6],
+    }
+    assert [n["position"] for n in nodes if n["fault"]] == [1, 2, 4]
+    for n in nodes:
+        if n["fault"]:
+            assert n["color"]["border"] == "#d62728" and n["borderWidth"] == 4
+        else:
+            assert n["color"]["border"] != "#d62728"
+    ghost = nodes[6]
+    assert ghost["label"] == "missing 9" and ghost["shapeProperties"]["borderDashes"]
+    assert [n["level"] for n in nodes] == [0, 1, 0, 2, 3, 3, 0]
+    assert nodes[4]["label"] == "Sx"
+    edges = _data(page, "edges")
+    solid = sorted((e["from"], e["to"]) for e in edges if not e.get("dashes"))
+    dashed = sorted((e["from"], e["to"]) for e in edges if e.get("dashes"))
+    assert solid == [(0, 1), (1, 3), (2, 5), (3, 4), (3, 5)]
+    assert dashed == [(3, 2), (6, 1)]
+    assert "fault: step 2: parent 9 does not exist" in nodes[1]["title"]
+
+
+def test_cycle_marks_every_step_on_it():
+    # 1 cites 2 (later) and 2 cites 1: validation reports the reference and the cycle.
+    cyc = _traj(Step(1, (2,), "a"), Step(2, (1,), "b"), Step(3, (2,), "c"))
+    nodes = _nodes(render_dag_html(cyc))
+    assert [n["fault"] for n in nodes] == [True, True, False]
+
+
+def test_ghost_above_a_source_step_shifts_every_level_down():
+    # Step 1 cites a missing 0: its ghost would sit at level -1, so everything moves down one.
+    nodes = _nodes(render_dag_html(_traj(Step(1, (0,), "a"), Step(2, (1,), "b"))))
+    assert [(n["kind"], n["level"]) for n in nodes] == [("step", 1), ("final", 2), ("missing", 0)]
+
+
+def test_missing_parent_shared_by_two_steps_gets_one_placeholder():
+    t = _traj(Step(1, (), "a"), Step(2, (7,), "b"), Step(3, (1, 2, 7, 7), "c"))
+    page = render_dag_html(t)
+    assert [n["label"] for n in _nodes(page)].count("missing 7") == 1
+    dashed = [(e["from"], e["to"]) for e in _data(page, "edges") if e.get("dashes")]
+    assert sorted(dashed) == [(3, 1), (3, 2)]
+
+
+def test_odd_ids_and_parents_do_not_crash():
+    # A list id (not an integer, unhashable) and a dict parent: both faults, both drawn.
+    t = _traj(Step([1], (), "a"), Step(2, ({"p": 1},), "b"), Step(3, (2,), "c"))
+    nodes = _nodes(render_dag_html(t))
+    assert [n["label"] for n in nodes] == ["S[1]", "S2", "S3", "missing {'p': 1}"]
+    assert [n["fault"] for n in nodes] == [True, True, False, False]
+    assert nodes[0]["kind"] == "dead_end"  # position 0 is cited by nothing
+
+
+def test_null_parent_is_a_missing_parent():
+    # JSON `"direct_dependent_steps": [null]` -> a placeholder "missing None", one dashed edge.
+    page = render_dag_html(_traj(Step(1, (), "a"), Step(2, (None, 1), "b")))
+    nodes = _nodes(page)
+    assert [(n["kind"], n["label"], n["level"]) for n in nodes] == [
+        ("given", "S1", 0),
+        ("final", "S2", 1),
+        ("missing", "missing None", 0),
+    ]
+    dashed = [(e["from"], e["to"]) for e in _data(page, "edges") if e.get("dashes")]
+    assert dashed == [(2, 1)]
+
+
+def test_dead_end_list_naming_the_final_step_keeps_it_final():
+    nodes = _nodes(render_dag_html(WRONG, dead_ends=[2, 7], final_correct=True))
+    assert [(n["kind"], n["dead_end"]) for n in nodes if n["id"] in (1, 6)] == [
+        ("dead_end", True),
+        ("final_correct", False),
+    ]
+
+
+# -- options and legend ------------------------------------------------------------------------
+
+
+def test_options_are_hierarchical_top_down_without_physics():
+    opts = _options(render_dag_html(IMPERFECT))
+    assert opts["physics"] == {"enabled": False}
+    h = opts["layout"]["hierarchical"]
+    assert h["enabled"] is True and h["direction"] == "UD"
+
+
+def test_legend_covers_every_kind_and_is_in_the_page():
+    assert {e.kind for e in LEGEND} == set(KINDS) | {"fault"}
+    page = render_dag_html(IMPERFECT)
+    assert legend_html(10) in page
+    for entry in LEGEND:
+        assert entry.label in page
+        assert entry.color.startswith("#")
+
+
+def test_empty_trajectory_renders_with_a_note():
+    page = render_dag_html(_traj())
+    assert _nodes(page) == []
+    assert "No steps to draw." in page
+
+
+def test_large_trajectory_renders_with_a_note():
+    n = 2000
+    steps = [Step(1, (), "given")] + [Step(i, (i - 1, i // 2), f"s{i}") for i in range(2, n + 1)]
+    page = render_dag_html(_traj(*steps), final_correct=False)
+    nodes = _nodes(page)
+    assert len(nodes) == n
+    assert nodes[-1]["kind"] == "final_incorrect"
+    assert f"Large graph: {n} steps" in page
+    assert _options(page)["edges"]["smooth"] is False
+
+
+def test_long_texts_are_cut():
+    page = render_dag_html(_traj(Step(1, (), "q" * 5000, "z" * 5000)))
+    title = _nodes(page)[0]["title"]
+    # MAX_TEXT - 1 characters and an ellipsis each
+    assert title.count("q") == render.MAX_TEXT - 1 and title.count("z") == render.MAX_TEXT - 1
+    assert title.count("…") == 2
+    assert len(title) < 2 * render.MAX_TEXT + 50
+
+
+def test_hover_title_is_plain_text_with_id_text_and_justification():
+    t = _traj(Step(1, (), "a < b & c", "given in the problem"), Step(2, (1,), "so b", ""))
+    nodes = _nodes(render_dag_html(t))
+    assert nodes[0]["title"] == "Step 1\na < b & c\n— why: given in the problem"
+    assert nodes[1]["title"] == "Step 2\nso b\n— why: (no justification given)"
+
+
+# -- safety ------------------------------------------------------------------------------------
+
+
+class _Markup(HTMLParser):
+    """Collects the tags and attributes a browser would build from the page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_hostile_text_stays_data():
+    page = render_dag_html(HOSTILE, final_correct=False)
+    parser = _Markup()
+    parser.feed(page)
+    tags = [t for t, _ in parser.tags]
+    # Only the page's own skeleton: 3 scripts (pyvis utils, vis-network, drawGraph), no img.
+    assert set(tags) <= {"html", "head", "meta", "script", "style", "body", "div", "span"}
+    assert tags.count("script") == 3
+    assert page.count("</script>") == 3
+    for _, attrs in parser.tags:
+        assert not any(a.startswith("on") for a in attrs)
+        assert "src" not in attrs and "href" not in attrs
+    for raw in ("<img", "<script>alert", "</script><script>parent", "<b>q</b>"):
+        assert raw not in page
+    # ... and the hover titles still carry the exact text (href broken by a zero-width space).
+    nodes = _nodes(page)
+    assert HOSTILE_TEXTS[0] in nodes[0]["title"] and HOSTILE_TEXTS[1] in nodes[0]["title"]
+    assert "h\u200bref=javascript:alert(1)" in nodes[1]["title"]
+    assert "$5 and $6 </script><script>parent.__pwned=1</script>" in nodes[2]["title"]
+    assert "https://evil.example/x.js" in nodes[3]["title"]
+    assert not any("href" in n["title"].lower() for n in nodes)
+    assert nodes[-1]["kind"] == "missing" and nodes[-1]["label"] == "missing <b>q</b>"
+
+
+def test_no_innerhtml_popup_path():
+    page = render_dag_html(HOSTILE)
+    assert "innerHTML" not in page
+    assert "showPopup(params)" not in page and "div.popup" not in page
+
+
+def test_unbroken_href_would_be_refused(monkeypatch):
+    # Without the zero-width space pyvis switches to its innerHTML popup; render refuses that.
+    monkeypatch.setattr(render, "_safe", lambda text: text)
+    with pytest.raises(RuntimeError, match="innerHTML"):
+        render_dag_html(HOSTILE)
+
+
+@pytest.mark.parametrize(
+    "traj", [IMPERFECT, FAULTY, HOSTILE, _traj()], ids=lambda t: str(len(t.steps))
+)
+def test_offline_no_url_left(traj):
+    page = render_dag_html(traj)
+    assert "http://" not in page.lower() and "https://" not in page.lower()
+    assert "bootstrap" not in page.lower() and "jsdelivr" not in page.lower()
+    # The SVG namespace string survives as a JavaScript escape, not as a URL.
+    assert '"http:\\/\\/www.w3.org/2000/svg"' in page
+    assert page.startswith("<!DOCTYPE html>")
+
+
+def test_ids_are_ints_and_labels_short():
+    nodes = _nodes(render_dag_html(HOSTILE))
+    assert all(type(n["id"]) is int for n in nodes)
+    assert [n["label"] for n in nodes[:4]] == ["S1", "S2", "S3", "S4"]
