@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from dagmath_viz.schema import InputError, LoadIssue, Step, Trajectory
+from dagmath_viz.schema import CLASSES, InputError, LoadIssue, Step, Trajectory
 
 __all__ = [
     "ANSWER_FILE_NAMES",
@@ -150,7 +150,11 @@ def load_answer_key(path: str | Path) -> AnswerKey:
         rows: Iterable[Any] = _csv_rows(path, data)
     else:
         rows = []
-        for _location, doc in read_json_documents(path, data):
+        try:
+            documents = list(read_json_documents(path, data))
+        except InputError as exc:  # a .json file: the message has line and column, not the file
+            raise InputError(f"{path}: {exc}") from None
+        for _location, doc in documents:
             if isinstance(doc, Exception):
                 raise InputError(f"{path}: {doc}")
             if isinstance(doc, dict) and "problem_id" not in doc:
@@ -337,7 +341,8 @@ def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]
     position = 0
     for location, doc in documents:
         if isinstance(doc, InputError):
-            issues.append(LoadIssue(str(path), location, str(doc).split(": ", 1)[-1]))
+            # keep the column: "line 3" is the location, "column 7: invalid JSON" the message
+            issues.append(LoadIssue(str(path), location, str(doc).removeprefix(f"{location}, ")))
             continue
         if isinstance(doc, list):
             records = [
@@ -357,7 +362,11 @@ def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]
             continue
         for where, record in records:
             if isinstance(record, dict) and SCORED_FIELDS <= record.keys():
-                scored.append(record)
+                fault = _scored_fault(record)
+                if fault:
+                    issues.append(LoadIssue(str(path), where or "record", fault))
+                else:
+                    scored.append(record)
                 continue
             traj, found = parse_record(record, str(path), where, position, context=ctx)
             issues.extend(found)
@@ -365,6 +374,32 @@ def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]
             if traj is not None:
                 trajectories.append(traj)
     return trajectories, scored, issues
+
+
+_SCORED_NUMBERS = (
+    "n_nodes", "n_edges", "density", "max_in_degree", "max_out_degree", "closeness_rate",
+)  # fmt: skip
+
+
+def _scored_fault(record: dict) -> str | None:
+    """Why a pre-scored record cannot be aggregated (validated here, once, at the edge)."""
+    for name in ("model", "dataset", "problem_id"):
+        if record.get(name) is None:
+            return f"scored record lacks '{name}'"
+    for name in _SCORED_NUMBERS:
+        value = record.get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            return f"scored record: '{name}' is {value!r}, expected a number"
+    if record.get("class") not in CLASSES:
+        return f"scored record: unknown class {record.get('class')!r}"
+    if not isinstance(record.get("closed"), bool):
+        return f"scored record: 'closed' is {record.get('closed')!r}, expected true or false"
+    for name in ("final_correct", "perfect"):
+        if record.get(name) is not None and not isinstance(record.get(name), bool):
+            return f"scored record: '{name}' is {record.get(name)!r}, expected true, false or null"
+    if not isinstance(record.get("dead_ends"), list):
+        return "scored record: 'dead_ends' is not a list"
+    return None
 
 
 def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[Path], list[LoadIssue]]:
@@ -414,7 +449,7 @@ def load_paths(
         try:
             folder_keys[f.parent.resolve()] = load_answer_key(f)
         except InputError as exc:
-            issues.append(LoadIssue(str(f), "file", str(exc).split(": ", 1)[-1]))
+            issues.append(LoadIssue(str(f), "file", str(exc).removeprefix(f"{f}: ")))
     trajectories: list[Trajectory] = []
     scored: list[dict] = []
     for f in data_files:
@@ -446,10 +481,11 @@ def _with_answers(
     entries = [e for e in entries if e is not None]
     if not entries:
         return traj
-    reference = traj.reference_answer
-    if explicit is not None and entries[0] is explicit.lookup(traj.dataset, traj.problem_id):
-        reference = entries[0].answer or reference
-    elif reference is None:
+    explicit_entry = explicit.lookup(traj.dataset, traj.problem_id) if explicit else None
+    # the explicit file, then the record's own answer, then the nearest folder key; an
+    # explicit entry without an answer (difficulty only) does not hide the folder keys
+    reference = (explicit_entry.answer if explicit_entry else None) or traj.reference_answer
+    if reference is None:
         reference = next((e.answer for e in entries if e.answer is not None), None)
     difficulty = traj.difficulty
     if difficulty is None:

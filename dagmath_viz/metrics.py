@@ -233,7 +233,8 @@ def _group_metrics(part: pd.DataFrame, pp: pd.DataFrame, n_boot: int, seed: int)
     pass1, r_hat = _mean(pp["pass_at_1"]), _mean(pp["prr"])
     counts = part["class"].value_counts()
     out = {
-        "n_problems": int(part["problem_id"].nunique()),
+        # a problem is a (dataset, problem_id): ids repeat across data sets
+        "n_problems": len(part[["dataset", "problem_id"]].drop_duplicates()),
         "n_trajectories": len(part),
         "n_scored": int(pp["n"].sum()) if len(pp) else 0,
         "pass_at_1": pass1,

@@ -138,7 +138,24 @@ def load_problems_panel(corpus: Corpus) -> None:
 
 def corpus() -> Corpus:
     """The corpus loaded by app.py for this script run."""
+    _rerun_through_app_if_alone()
     return st.session_state["_corpus"]
+
+
+def _rerun_through_app_if_alone() -> None:
+    """Run app.py (the frame) when Streamlit ran a page without it.
+
+    Streamlit 1.67 treats a ``pages/`` folder beside the main script as its legacy
+    multipage mode until ``st.navigation`` has run once in the server process, so the very
+    first visit to a deep link (``/trajectory?...``) on a fresh server executes the page
+    alone (AppTest even resets that mode before every run). Switching it off and rerunning
+    sends the run through app.py, whose ``st.navigation`` then opens the page the URL names.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory or "_corpus" not in st.session_state:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -2,5 +2,9 @@
 
 import streamlit as st
 
+from pages import common
+
+common.corpus()
+
 st.title("Efficiency")
 st.info("Coming soon.")

@@ -66,15 +66,22 @@ st.caption(
     f"Trajectory {position:,} of {len(order):,} shown · source: {plain(rec['source'] or '', 200)}"
 )
 
-cells = st.columns(6)
-cells[0].metric("Class", rec["class"])
-cells[1].metric(
-    "Final answer", {True: "correct", False: "wrong"}.get(rec["final_correct"], "no reference")
+BADGE = {
+    "perfect": "green",
+    "imperfect": "orange",
+    "incorrect": "red",
+    "illegal": "violet",
+    "unscored": "gray",
+}
+st.badge(rec["class"], color=BADGE.get(rec["class"], "gray"))
+cells = st.columns(5)
+cells[0].metric(
+    "Final answer", {True: "correct", False: "wrong"}.get(rec["final_correct"], "unscored")
 )
-cells[2].metric("Closeness rate", tables.format_percent(rec["closeness_rate"]))
-cells[3].metric("Dead ends", len(rec["dead_ends"]))
-cells[4].metric("Steps / edges", f"{rec['n_nodes']} / {rec['n_edges']}")
-cells[5].metric("Density", tables.format_percent(rec["density"]))
+cells[1].metric("Closeness rate", tables.format_percent(rec["closeness_rate"]))
+cells[2].metric("Dead ends", len(rec["dead_ends"]))
+cells[3].metric("Steps / edges", f"{rec['n_nodes']} / {rec['n_edges']}")
+cells[4].metric("Density", tables.format_percent(rec["density"]))
 answer_cols = st.columns(2)
 answer_cols[0].text(f"Predicted answer: {plain(str(rec['predicted_answer'] or '—'), 300)}")
 answer_cols[1].text(f"Reference answer: {plain(str(rec['reference_answer'] or '—'), 300)}")

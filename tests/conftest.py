@@ -1,0 +1,45 @@
+"""Fixtures shared by the engine tests: the real few-shot data, test data, one answer checker.
+
+No fixture here is autouse. ``shared_data`` skips when ``../shared`` is absent, and fails
+instead when ``DAGMATH_REQUIRE_SHARED=1`` (so CI cannot pass by silently skipping).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dagmath_viz.answers import AnswerChecker
+
+REQUIRE_SHARED = "DAGMATH_REQUIRE_SHARED"
+SHARED_ROOT = Path(__file__).parents[1] / ".." / "shared"
+TEST_DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data/dagmath-fewshot`` (the four real gold solutions), resolved."""
+    path = (SHARED_ROOT / "data" / "dagmath-fewshot").resolve()
+    if not (path / "fewshot_solutions.json").is_file():
+        reason = f"shared data not found at {path}"
+        if os.environ.get(REQUIRE_SHARED) == "1":
+            pytest.fail(f"{reason} and {REQUIRE_SHARED}=1", pytrace=False)
+        pytest.skip(f"{reason} (set {REQUIRE_SHARED}=1 to make this a failure)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """``tests/data``: the small hand-written fixture files."""
+    return TEST_DATA
+
+
+@pytest.fixture(scope="session")
+def answer_checker() -> Iterator[AnswerChecker]:
+    """One answer-check worker for the whole session (each start costs a second or two)."""
+    checker = AnswerChecker(timeout=20)
+    yield checker
+    checker.close()

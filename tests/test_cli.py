@@ -1,0 +1,271 @@
+"""cli.py: `dagmath score` and `dagmath report`, end to end, including every bad-input exit."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dagmath_viz.cli import main
+
+REPO = Path(__file__).parents[1]
+REPORT_KEYS = {
+    "model", "dataset", "n_problems", "n_trajectories", "pass_at_1", "r_hat", "gap", "auc",
+    "pass_at_k", "class_counts", "cohort_stats",
+}  # fmt: skip
+COHORT_KEYS = {"n_nodes", "n_edges", "density", "max_in_degree", "max_out_degree", "n"}
+
+
+def dagmath(*args: str | Path) -> subprocess.CompletedProcess:
+    """Run the command as a user would, in a fresh interpreter."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagmath_viz", *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def run(capsys, *args: str | Path) -> tuple[int, str, str]:
+    """Run the command in this process (fast); returns (exit code, stdout, stderr)."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# --------------------------------------------------------------------------- the real few-shot data
+
+
+@pytest.mark.shared
+def test_fewshot_score_then_report(shared_data: Path, tmp_path: Path) -> None:
+    scored = tmp_path / "scored.jsonl"
+    proc = dagmath("score", shared_data, "-o", scored)
+    assert proc.returncode == 0, proc.stderr
+    # fewshot_solutions.json + 4 gold files + answers.json; 4 + 4 trajectories
+    assert proc.stderr.splitlines()[-1] == (
+        "dagmath: 6 files read, 8 trajectories loaded, 0 illegal, "
+        "0 without a reference answer, 0 unreadable files"
+    )
+    assert len(read_jsonl(scored)) == 8
+
+    report = dagmath("report", scored, "--format", "json")
+    assert report.returncode == 0, report.stderr
+    groups = json.loads(report.stdout)
+    assert [(g["model"], g["dataset"]) for g in groups] == [
+        ("dagmath-authors-fewshot", "dagmath-fewshot"),
+        ("gold", "gold"),
+    ]
+    for g in groups:
+        assert REPORT_KEYS <= set(g)
+        assert g["pass_at_1"] == 1 and g["r_hat"] == 1 and g["auc"] == 1 and g["gap"] == 0
+        assert (g["n_problems"], g["n_trajectories"]) == (4, 4)
+        assert g["pass_at_k"] == {"1": 1.0}
+        assert g["class_counts"]["perfect"] == 4
+        cohorts = g["cohort_stats"]
+        assert set(cohorts) == {"All", "Incorrect", "Correct", "Perfect"}
+        assert all(set(c) == COHORT_KEYS for c in cohorts.values())
+        # means of the hand counts (see test_scoring.FEWSHOT_STATS):
+        # N (22+26+25+38)/4 = 111/4, E (30+34+36+65)/4 = 165/4,
+        # max in (4+4+3+6)/4 = 17/4, max out (3+3+4+5)/4 = 15/4
+        for name in ("All", "Correct", "Perfect"):
+            cell = cohorts[name]
+            assert cell["n"] == 4
+            assert (cell["n_nodes"], cell["n_edges"]) == pytest.approx((27.75, 41.25))
+            assert (cell["max_in_degree"], cell["max_out_degree"]) == pytest.approx((4.25, 3.75))
+        assert cohorts["Incorrect"]["n"] == 0
+
+
+# --------------------------------------------------------------------------- a run with bad files
+
+
+def test_mixed_run_scores_every_good_trajectory(data_dir: Path, tmp_path: Path) -> None:
+    scored = tmp_path / "out" / "scored.jsonl"
+    proc = dagmath("score", data_dir / "mixed_run", "-o", scored)
+    assert proc.returncode == 0
+    lines = proc.stderr.splitlines()
+    # answers.json + 3 official files + extra.jsonl; 2 + 2 + 0 + 2 trajectories
+    assert lines[-1] == (
+        "dagmath: 5 files read, 6 trajectories loaded, 1 illegal, "
+        "1 without a reference answer, 1 unreadable files"
+    )
+    assert any("extra.jsonl: line 2: column 30: invalid JSON" in x for x in lines)
+    assert any("problem_3_all_samples.json: file: line 3, column 28" in x for x in lines)
+    records = {(r["model"], r["problem_id"], r["sample_id"]): r for r in read_jsonl(scored)}
+    assert {k: r["class"] for k, r in records.items()} == {
+        ("model_a", "1", 0): "perfect",
+        ("model_a", "1", 1): "imperfect",  # step 3 is a dead end
+        ("model_a", "2", 0): "illegal",  # step 2 cites the later step 3
+        ("model_a", "2", 1): "incorrect",  # 2 is not 1/2
+        ("gold", "9", 0): "perfect",
+        ("m2", "11", 1): "unscored",
+    }
+    imperfect = records[("model_a", "1", 1)]
+    assert imperfect["dead_ends"] == [3] and imperfect["closeness_rate"] == pytest.approx(4 / 5)
+    illegal = records[("model_a", "2", 0)]
+    assert illegal["final_correct"] is True and illegal["closed"] is False
+    (error,) = illegal["errors"]
+    assert "problem_2_all_samples.json" in error
+    assert "problem 2 sample 0: step 2: parent 3 is not an earlier step" in error
+    unscored = records[("m2", "11", 1)]
+    assert unscored["final_correct"] is None and unscored["perfect"] is None
+
+
+@pytest.fixture(scope="module")
+def mixed_scored(data_dir: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mixed") / "scored.jsonl"
+    assert main(["score", str(data_dir / "mixed_run"), "-o", str(out)]) == 0
+    return out
+
+
+def test_report_json_on_the_mixed_run(capsys, mixed_scored: Path) -> None:
+    capsys.readouterr()
+    code, out, _ = run(capsys, "report", mixed_scored, "--format", "json", "--bootstrap", "0")
+    assert code == 0
+    groups = {(g["model"], g["dataset"]): g for g in json.loads(out)}
+    a = groups[("model_a", "algebra")]
+    # p1: perfect + imperfect -> PASS@1 1, PRR 1/2; p2: illegal right + wrong -> 1/2, 0
+    # PASS@1 (1 + 1/2)/2 = 3/4; R̂ (1/2 + 0)/2 = 1/4
+    # AUC: p1 (1 + 4/5)/2 = 9/10, p2 (2/3 + 0)/2 = 1/3 -> (9/10 + 1/3)/2 = 37/60
+    assert (a["pass_at_1"], a["r_hat"], a["auc"]) == pytest.approx((0.75, 0.25, 37 / 60))
+    assert a["class_counts"] == {
+        "perfect": 1,
+        "imperfect": 1,
+        "incorrect": 1,
+        "illegal": 1,
+        "unscored": 0,
+    }
+    only_unscored = groups[("m2", "mixed_run")]
+    assert only_unscored["pass_at_1"] is None and only_unscored["pass_at_k"] == {}
+
+
+def test_report_csv_and_table(capsys, mixed_scored: Path) -> None:
+    capsys.readouterr()
+    code, out, _ = run(capsys, "report", mixed_scored, "--format", "csv", "--bootstrap", "0")
+    assert code == 0
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert float(rows["model_a"]["pass_at_1"]) == pytest.approx(0.75)
+    code, out, _ = run(capsys, "report", mixed_scored, "--bootstrap", "0")
+    assert code == 0
+    assert "75.0%" in out and "25.0%" in out  # the table prints rates in percent
+
+
+def test_report_by_model(capsys, mixed_scored: Path) -> None:
+    capsys.readouterr()
+    code, out, _ = run(
+        capsys, "report", mixed_scored, "--by", "model", "--format", "json", "--bootstrap", "0"
+    )
+    assert code == 0
+    groups = json.loads(out)
+    assert [g["model"] for g in groups] == ["gold", "m2", "model_a"]
+    assert "dataset" not in groups[0]
+
+
+def test_score_to_stdout_and_errors_file(capsys, data_dir: Path, tmp_path: Path) -> None:
+    errors = tmp_path / "errors.txt"
+    code, out, err = run(capsys, "score", data_dir / "mixed_run", "--errors", errors)
+    assert code == 0
+    assert len(out.splitlines()) == 6  # -o defaults to stdout
+    assert len(errors.read_text(encoding="utf-8").splitlines()) == 2
+    assert err.splitlines()[-1].startswith("dagmath: 5 files read")
+
+
+# --------------------------------------------------------------------------- nothing to score
+
+
+def test_nothing_to_score_is_a_one_line_failure(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "out.jsonl"
+    proc = dagmath("score", empty, "-o", out)
+    assert proc.returncode != 0
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("dagmath: error: nothing to score")
+    assert not out.exists()
+
+
+BAD_SCORE_CASES = [
+    # files to create, extra arguments, fragment of the last stderr line, exit code
+    pytest.param({}, ["MISSING"], "nothing to score", 2, id="missing-path"),
+    pytest.param({"bad.json": "[{"}, [], "nothing to score", 2, id="only-invalid-json"),
+    pytest.param(
+        {"ok.jsonl": '{"steps": [{"step_id": 1, "text": "1"}]}\n', "key.json": '{"1": }'},
+        ["--answers", "key.json"],
+        "key.json: line 1, column 7: invalid JSON",
+        1,
+        id="invalid-answers-file",
+    ),
+    pytest.param(
+        {"ok.jsonl": "{}\n"}, ["--answers", "none.json"], "cannot read", 1, id="no-answers-file"
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "extra", "fragment", "code"), BAD_SCORE_CASES)
+def test_bad_score_input(capsys, tmp_path: Path, files: dict, extra: list, fragment: str, code):
+    for name, content in files.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    args = [str(tmp_path / a) if a in {"MISSING", "key.json", "none.json"} else a for a in extra]
+    paths = [] if "MISSING" in extra else [str(tmp_path)]
+    got, _, err = run(capsys, "score", *paths, *args, "-o", tmp_path / "o.jsonl")
+    assert got == code
+    assert fragment in err.splitlines()[-1]
+
+
+BAD_REPORT_CASES = [
+    # scored-file content, extra arguments, fragment of the error
+    pytest.param("", [], "no scored records found", id="empty-file"),
+    pytest.param(
+        '{"model": "m", "dataset": "d", "problem_id": "1", "n_nodes": "x", "dead_ends": [],'
+        ' "closeness_rate": 1, "class": "perfect"}\n',
+        [],
+        "no scored records found",
+        id="bad-scored-record",
+    ),
+    pytest.param(None, ["--by", "model,colour"], "unknown column(s) colour", id="unknown-by"),
+]
+
+
+@pytest.mark.parametrize(("content", "extra", "fragment"), BAD_REPORT_CASES)
+def test_bad_report_input(capsys, tmp_path: Path, mixed_scored: Path, content, extra, fragment):
+    path = mixed_scored
+    if content is not None:
+        path = tmp_path / "scored.jsonl"
+        path.write_text(content, encoding="utf-8")
+    capsys.readouterr()
+    code, _, err = run(capsys, "report", path, *extra)
+    assert code == 1
+    assert fragment in err.splitlines()[-1]
+
+
+def test_bad_input_never_shows_a_traceback(tmp_path: Path) -> None:
+    # a scored record with text where a number belongs, next to raw and broken files
+    (tmp_path / "scored.jsonl").write_text(
+        '{"model": "m", "dataset": "d", "problem_id": "1", "n_nodes": 1, "n_edges": 0,'
+        ' "density": 0, "max_in_degree": 0, "max_out_degree": 0, "dead_ends": [],'
+        ' "closeness_rate": "high", "closed": true, "final_correct": true, "class": "perfect"}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "broken.json").write_text("[1, 2", encoding="utf-8")
+    proc = dagmath("report", tmp_path, "--format", "json")  # asserts no Traceback
+    assert proc.returncode == 1
+    assert "'closeness_rate' is 'high'" in proc.stderr
+
+
+def test_version(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("dagmath ")

@@ -1,0 +1,532 @@
+"""loading.py: both official layouts, JSONL, answer keys, and every way a file can be bad."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dagmath_viz.loading import load_answer_key, load_paths
+from dagmath_viz.schema import InputError, Step
+
+# Step counts of the four real solutions, counted from the files' step lists (last step_id:
+# 22, 26, 25, 38; ids run 1..N without gaps in every file).
+FEWSHOT_STEPS = {"1": 22, "2": 26, "3": 25, "4": 38}
+FEWSHOT_ANSWERS = {"1": "144", "2": "3/7", "3": "2", "4": "17"}
+
+
+def write_json(path: Path, obj) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, *objs) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf-8")
+    return path
+
+
+def sample(problem_id=1, sample_id=0, answer_text="6", **extra) -> dict:
+    """A tiny model-output record: one given, one answer step citing it."""
+    return {
+        "problem_id": problem_id,
+        "sample_id": sample_id,
+        "problem_text": "p",
+        "steps": [
+            {"step_id": 1, "thinking": "given", "direct_dependent_steps": None, "text": "x = 6"},
+            {
+                "step_id": 2,
+                "thinking": "so",
+                "direct_dependent_steps": [1],
+                "text": f"The final answer is $\\boxed{{{answer_text}}}$.",
+            },
+        ],
+        "final_answer": f"The final answer is $\\boxed{{{answer_text}}}$.",
+        **extra,
+    }
+
+
+def by_problem(result) -> dict:
+    return {t.problem_id: t for t in result.trajectories}
+
+
+# --------------------------------------------------------------------------- the real few-shot data
+
+
+@pytest.mark.shared
+def test_fewshot_model_output_layout(shared_data: Path) -> None:
+    result = load_paths([shared_data / "fewshot_solutions.json"])
+    assert result.issues == ()
+    assert result.files_read == 1
+    got = by_problem(result)
+    assert {pid: len(t.steps) for pid, t in got.items()} == FEWSHOT_STEPS
+    for t in got.values():
+        assert t.model == "dagmath-authors-fewshot"  # metadata.model
+        assert t.dataset == "dagmath-fewshot"  # the parent folder
+        assert t.sample_id == 0
+        # model output: final_answer is the last step's text, not a reference
+        assert t.reference_answer is None
+        assert t.steps[0].justification and t.steps[0].text
+    # problem 1: step 1 is a given (null parents), step 18 cites 10, 12, 14, 17
+    assert got["1"].steps[0].parents == ()
+    step_18 = got["1"].steps[17]
+    assert (step_18.step_id, step_18.parents) == (18, (10, 12, 14, 17))
+
+
+@pytest.mark.shared
+def test_fewshot_answers_file_supplies_references(shared_data: Path) -> None:
+    result = load_paths(
+        [shared_data / "fewshot_solutions.json"], answers=shared_data / "answers.json"
+    )
+    assert {t.problem_id: t.reference_answer for t in result.trajectories} == FEWSHOT_ANSWERS
+
+
+@pytest.mark.shared
+def test_fewshot_gold_layout(shared_data: Path) -> None:
+    result = load_paths([shared_data / "gold"])
+    assert result.issues == ()
+    assert result.files_read == 4
+    got = by_problem(result)
+    assert {pid: len(t.steps) for pid, t in got.items()} == FEWSHOT_STEPS
+    # gold files: final_answer is the reference itself
+    assert {pid: t.reference_answer for pid, t in got.items()} == FEWSHOT_ANSWERS
+    assert {(t.model, t.dataset) for t in got.values()} == {("gold", "gold")}
+
+
+@pytest.mark.shared
+def test_fewshot_both_layouts_hold_the_same_graphs(shared_data: Path) -> None:
+    result = load_paths([shared_data])
+    # 1 model-output file + 4 gold files + answers.json
+    assert result.files_read == 6
+    assert len(result.trajectories) == 8
+    layouts: dict[str, dict] = {}
+    for t in result.trajectories:
+        layouts.setdefault(t.model, {})[t.problem_id] = t
+    model_out, gold = layouts["dagmath-authors-fewshot"], layouts["gold"]
+    for pid in FEWSHOT_STEPS:
+        assert [(s.step_id, s.parents) for s in model_out[pid].steps] == [
+            (s.step_id, s.parents) for s in gold[pid].steps
+        ]
+        # the folder's answers.json reaches the model-output records
+        assert model_out[pid].reference_answer == gold[pid].reference_answer
+
+
+def test_shared_data_fixture_skips_or_fails(tmp_path: Path) -> None:
+    """The real conftest, copied into a repo with no ../shared: skip, or fail when required."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "conftest.py", repo / "tests" / "conftest.py")
+    (repo / "tests" / "test_uses_shared.py").write_text(
+        "def test_it(shared_data):\n    assert shared_data\n", encoding="utf-8"
+    )
+
+    def run(require: str | None) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if k != "DAGMATH_REQUIRE_SHARED"}
+        if require is not None:
+            env["DAGMATH_REQUIRE_SHARED"] = require
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", "tests"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    skipped = run(None)
+    assert skipped.returncode == 0, skipped.stdout
+    assert "1 skipped" in skipped.stdout
+    assert "DAGMATH_REQUIRE_SHARED" in skipped.stdout
+    failed = run("1")
+    assert failed.returncode == 1, failed.stdout
+    assert "1 error" in failed.stdout or "1 failed" in failed.stdout
+    assert "DAGMATH_REQUIRE_SHARED=1" in failed.stdout
+
+
+# --------------------------------------------------------------------------- layouts and names
+
+
+def test_official_layout_names_model_and_dataset_from_folders(tmp_path: Path) -> None:
+    f = write_json(tmp_path / "qwen" / "aime24" / "problem_5_all_samples.json", [sample(5)])
+    (t,) = load_paths([f]).trajectories
+    assert (t.model, t.dataset, t.problem_id) == ("qwen", "aime24", "5")
+
+
+NAMING_CASES = [
+    # record fields, expected (model, dataset)
+    pytest.param({}, ("qwen", "aime24"), id="from-folders"),
+    pytest.param({"metadata": {"model": "gpt"}}, ("gpt", "aime24"), id="metadata-model"),
+    pytest.param({"dataset": "math500"}, ("qwen", "math500"), id="record-dataset"),
+    pytest.param({"metadata": {"model": "  "}}, ("qwen", "aime24"), id="blank-model-ignored"),
+]
+
+
+@pytest.mark.parametrize(("fields", "expected"), NAMING_CASES)
+def test_record_fields_override_folder_names(tmp_path: Path, fields: dict, expected: tuple):
+    path = tmp_path / "qwen" / "aime24" / "problem_5_all_samples.json"
+    (t,) = load_paths([write_json(path, [sample(5, **fields)])]).trajectories
+    assert (t.model, t.dataset) == expected
+
+
+def test_problem_id_from_file_name_when_the_record_lacks_one(tmp_path: Path) -> None:
+    record = sample()
+    del record["problem_id"]
+    f = write_json(tmp_path / "m" / "d" / "problem_abc_all_samples.json", [record])
+    (t,) = load_paths([f]).trajectories
+    assert t.problem_id == "abc"
+
+
+def test_missing_sample_ids_are_positions(tmp_path: Path) -> None:
+    records = [sample(), sample()]
+    for r in records:
+        del r["sample_id"]
+    f = write_json(tmp_path / "m" / "d" / "problem_1_all_samples.json", records)
+    assert [t.sample_id for t in load_paths([f]).trajectories] == [0, 1]
+
+
+def test_non_integer_sample_id_is_a_warning(tmp_path: Path) -> None:
+    f = write_json(tmp_path / "m" / "d" / "problem_1_all_samples.json", [sample(sample_id="x")])
+    result = load_paths([f])
+    (t,) = result.trajectories
+    assert t.sample_id == 0
+    (issue,) = result.issues
+    assert issue.severity == "warning" and "sample_id 'x'" in issue.message
+    assert result.errors == ()
+
+
+def test_jsonl_either_spelling(tmp_path: Path) -> None:
+    gold_spelling = {
+        "problem_id": 8,
+        "steps": [
+            {"step_id": 1, "edge": "given", "direct_dependent_steps": None, "node": "a = 1"},
+            {"step_id": 2, "edge": "add", "direct_dependent_steps": [1], "node": r"\boxed{2}"},
+        ],
+    }
+    f = write_jsonl(tmp_path / "runs" / "mixed.jsonl", gold_spelling, sample(9))
+    result = load_paths([f])
+    assert result.issues == ()
+    first, second = result.trajectories
+    assert first.steps == (Step(1, (), "a = 1", "given"), Step(2, (1,), r"\boxed{2}", "add"))
+    assert second.steps[1] == Step(2, (1,), r"The final answer is $\boxed{6}$.", "so")
+    assert (first.dataset, second.dataset) == ("runs", "runs")
+    # no metadata.model and no official layout: gold spelling is "gold", else the file stem
+    assert (first.model, second.model) == ("gold", "mixed")
+
+
+def test_bare_steps_object(tmp_path: Path) -> None:
+    f = write_json(tmp_path / "d" / "one.json", {"steps": sample()["steps"]})
+    (t,) = load_paths([f]).trajectories
+    assert (t.model, t.dataset, t.problem_id, t.sample_id) == ("one", "d", "one", 0)
+    assert len(t.steps) == 2 and t.load_errors == ()
+
+
+# --------------------------------------------------------------------------- reference answers
+
+ANSWER_KEY_CASES = [
+    # file name, content, {problem_id: (answer, difficulty)} looked up in dataset "aime"
+    pytest.param("answers.json", '{"1": "144", "2": 3, "3": 0.5}',
+                 {"1": ("144", None), "2": ("3", None), "3": ("0.5", None)}, id="json-object"),
+    pytest.param("answers.json", '{"1": {"answer": "7", "difficulty": 4.5}}',
+                 {"1": ("7", 4.5)}, id="json-object-of-objects"),
+    pytest.param("answers.json", '[{"problem_id": 1, "answer": "7", "difficulty": 2}]',
+                 {"1": ("7", 2.0)}, id="json-records"),
+    pytest.param("answers.jsonl",
+                 '{"problem_id": 1, "answer": 2.0}\n'
+                 '{"problem_id": "2", "answer": "x", "dataset": "aime"}\n',
+                 {"1": ("2", None), "2": ("x", None)}, id="jsonl-records"),
+    pytest.param("answers.csv", "problem_id,answer,difficulty\n1,\\frac{1}{2},3.5\n2,9,\n",
+                 {"1": ("\\frac{1}{2}", 3.5), "2": ("9", None)}, id="csv"),
+    # a record for another data set does not apply to "aime"
+    pytest.param("answers.csv", "problem_id,answer,dataset\n1,5,other\n",
+                 {"1": None}, id="csv-other-dataset"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), ANSWER_KEY_CASES)
+def test_load_answer_key(tmp_path: Path, name: str, content: str, expected: dict) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    key = load_answer_key(path)
+    for pid, want in expected.items():
+        entry = key.lookup("aime", pid)
+        got = None if entry is None else (entry.answer, entry.difficulty)
+        assert got == want
+
+
+def test_answer_key_prefers_the_data_set_specific_entry(tmp_path: Path) -> None:
+    path = tmp_path / "answers.jsonl"
+    write_jsonl(
+        path,
+        {"problem_id": 1, "answer": "any"},
+        {"problem_id": 1, "answer": "aime-only", "dataset": "aime"},
+    )
+    key = load_answer_key(path)
+    assert key.lookup("aime", "1").answer == "aime-only"
+    assert key.lookup("math", "1").answer == "any"
+
+
+BAD_ANSWER_FILES = [
+    # name, content, fragment of the error
+    pytest.param("answers.json", '{"1": "2",\n "2": }', "line 2, column", id="invalid-json"),
+    pytest.param("answers.csv", "id,answer\n1,2\n", "problem_id and answer", id="csv-columns"),
+    pytest.param("answers.json", '[{"answer": "2"}]', "record 1", id="record-without-id"),
+    pytest.param("answers.json", "[3]", "record 1", id="record-not-object"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "fragment"), BAD_ANSWER_FILES)
+def test_bad_answer_file(tmp_path: Path, name: str, content: str, fragment: str) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match="answers") as err:
+        load_answer_key(path)
+    assert fragment in str(err.value)
+
+
+def test_missing_answer_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read answers file"):
+        load_answer_key(tmp_path / "nope.json")
+    with pytest.raises(InputError):
+        load_paths([tmp_path], answers=tmp_path / "nope.json")
+
+
+REFERENCE_FIELD_CASES = [
+    # record fields, expected reference
+    pytest.param({"answer": "12"}, "12", id="answer-field"),
+    pytest.param({"gold_answer": 12}, "12", id="gold-answer-field"),
+    pytest.param({}, None, id="none"),
+]
+
+
+@pytest.mark.parametrize(("fields", "expected"), REFERENCE_FIELD_CASES)
+def test_reference_from_record_fields(tmp_path: Path, fields: dict, expected) -> None:
+    f = write_jsonl(tmp_path / "r.jsonl", sample(**fields))
+    (t,) = load_paths([f]).trajectories
+    assert t.reference_answer == expected
+
+
+def test_explicit_answers_override_the_record(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "d" / "r.jsonl", sample(1, answer="12"), sample(2, answer="5"))
+    key = write_json(tmp_path / "key.json", {"1": "13"})
+    got = by_problem(load_paths([f], answers=key))
+    assert got["1"].reference_answer == "13"  # the explicit file wins
+    assert got["2"].reference_answer == "5"  # not in the file: the record's own
+
+
+def test_folder_answers_apply_to_the_folder_and_below_only(tmp_path: Path) -> None:
+    write_json(tmp_path / "run" / "a" / "answers.json", {"1": "6", "2": "9"})
+    write_json(tmp_path / "run" / "answers.json", {"1": "outer", "2": "outer", "3": "outer"})
+    write_jsonl(tmp_path / "run" / "a" / "deep" / "x.jsonl", sample(1), sample(3))
+    write_jsonl(tmp_path / "run" / "a" / "y.jsonl", sample(2, answer="own"))
+    write_jsonl(tmp_path / "run" / "b" / "z.jsonl", sample(2))
+    write_jsonl(tmp_path / "elsewhere.jsonl", sample(1))
+    result = load_paths([tmp_path / "run", tmp_path / "elsewhere.jsonl"])
+    got = {
+        (Path(t.source.split(":")[0]).name, t.problem_id): t.reference_answer
+        for t in result.trajectories
+    }
+    assert got == {
+        ("x.jsonl", "1"): "6",  # the nearest folder's key wins
+        ("x.jsonl", "3"): "outer",  # not there: the key one folder up
+        ("y.jsonl", "2"): "own",  # the record's own answer beats a folder key
+        ("z.jsonl", "2"): "outer",  # a sibling folder sees only run/answers.json
+        ("elsewhere.jsonl", "1"): None,  # outside the folder: no key applies
+    }  # fmt: skip
+
+
+def test_explicit_difficulty_only_entry_keeps_the_folder_answer(tmp_path: Path) -> None:
+    write_json(tmp_path / "run" / "answers.json", {"1": "6"})
+    write_jsonl(tmp_path / "run" / "r.jsonl", sample(1))
+    key = write_jsonl(tmp_path / "key.jsonl", {"problem_id": 1, "difficulty": 3})
+    (t,) = load_paths([tmp_path / "run"], answers=key).trajectories
+    assert (t.reference_answer, t.difficulty) == ("6", 3.0)
+
+
+def test_difficulty_from_answers_fills_only_missing_ones(tmp_path: Path) -> None:
+    f = write_jsonl(tmp_path / "d" / "r.jsonl", sample(1), sample(2, difficulty=2.5))
+    key = write_jsonl(
+        tmp_path / "key.jsonl",
+        {"problem_id": 1, "answer": "6", "difficulty": 4},
+        {"problem_id": 2, "answer": "6", "difficulty": 5},
+    )
+    got = by_problem(load_paths([f], answers=key))
+    assert (got["1"].difficulty, got["2"].difficulty) == (4.0, 2.5)
+
+
+def test_broken_folder_answers_file_is_an_issue_not_a_stop(tmp_path: Path) -> None:
+    (tmp_path / "answers.json").write_text("{", encoding="utf-8")
+    write_jsonl(tmp_path / "r.jsonl", sample(1))
+    result = load_paths([tmp_path])
+    assert len(result.trajectories) == 1
+    assert result.unreadable_files == (str(tmp_path / "answers.json"),)
+    # the file holds one character, "{": the data ends at column 2
+    assert "line 1, column 2: invalid JSON" in result.issues[0].message
+
+
+# --------------------------------------------------------------------------- bad files and records
+
+
+def test_mixed_run_folder(data_dir: Path) -> None:
+    run = data_dir / "mixed_run"
+    result = load_paths([run])
+    # answers.json, problem_1/2/3 files, extra.jsonl
+    assert result.files_read == 5
+    # problem 1: 2 samples, problem 2: 2 samples, extra.jsonl: lines 1 and 3
+    assert len(result.trajectories) == 6
+    bad_json = str(run / "model_a" / "algebra" / "problem_3_all_samples.json")
+    assert result.unreadable_files == (bad_json,)
+    messages = sorted(str(i) for i in result.issues)
+    assert len(messages) == 2
+    # line 2 of extra.jsonl stops after `{"problem_id": 10, "steps": [` (29 characters)
+    assert messages[0].startswith(str(run / "extra.jsonl") + ": line 2: column 30: invalid JSON")
+    # line 3 of problem_3 is `   "steps": [{"step_id": 1 "text": "x"}]}`: the quote opening
+    # "text" is character 3 (indent) + 24 (`"steps": [{"step_id": 1 `) + 1 = 28
+    assert messages[1].startswith(bad_json + ": file: line 3, column 28: invalid JSON")
+    got = {(t.model, t.problem_id, t.sample_id): t.reference_answer for t in result.trajectories}
+    assert got == {
+        ("model_a", "1", 0): "6",
+        ("model_a", "1", 1): "6",
+        ("model_a", "2", 0): r"\frac{1}{2}",
+        ("model_a", "2", 1): r"\frac{1}{2}",
+        ("gold", "9", 0): "4",
+        ("m2", "11", 1): None,  # the broken line 2 took no position
+    }
+
+
+BAD_FILE_CASES = [
+    # content of a .json file, fragment of the issue
+    pytest.param("42", "JSON int found", id="top-level-number"),
+    pytest.param('"text"', "JSON str found", id="top-level-string"),
+    pytest.param("", "invalid JSON", id="empty-file"),
+    pytest.param('[{"steps": []}', "line 1, column 15", id="unclosed-list"),
+    pytest.param(b"\xff\xfe".decode("latin-1"), "invalid JSON", id="not-utf8"),
+]
+
+
+@pytest.mark.parametrize(("content", "fragment"), BAD_FILE_CASES)
+def test_bad_file_is_reported_and_others_still_load(
+    tmp_path: Path, content: str, fragment: str
+) -> None:
+    (tmp_path / "bad.json").write_text(content, encoding="latin-1")
+    write_jsonl(tmp_path / "good.jsonl", sample(1))
+    result = load_paths([tmp_path])
+    assert len(result.trajectories) == 1
+    (issue,) = result.issues
+    assert issue.file == str(tmp_path / "bad.json")
+    assert fragment in str(issue)
+
+
+def test_record_that_is_not_an_object(tmp_path: Path) -> None:
+    f = write_json(tmp_path / "d" / "r.json", [sample(1), [1, 2], sample(2)])
+    result = load_paths([f])
+    assert [t.problem_id for t in result.trajectories] == ["1", "2"]
+    (issue,) = result.issues
+    assert issue.location == "item 2" and "record is list" in issue.message
+
+
+LOAD_ERROR_CASES = [
+    # steps value, fragment of the load error
+    pytest.param(None, "field 'steps' is missing", id="no-steps-field"),
+    pytest.param("1, 2", "field 'steps' is str", id="steps-not-a-list"),
+    pytest.param([3], "step at position 1: is int", id="step-not-an-object"),
+    pytest.param(
+        [{"step_id": 1, "direct_dependent_steps": 0, "text": "x"}],
+        "direct_dependent_steps is int",
+        id="parents-not-a-list",
+    ),
+    pytest.param([{"step_id": 1, "text": 5}], "field 'text' is int", id="text-not-text"),
+]
+
+
+@pytest.mark.parametrize(("raw_steps", "fragment"), LOAD_ERROR_CASES)
+def test_wrong_field_types_keep_the_trajectory_with_load_errors(
+    tmp_path: Path, raw_steps, fragment: str
+) -> None:
+    record = {"problem_id": 1, "answer": "1"}
+    if raw_steps is not None:
+        record["steps"] = raw_steps
+    (t,) = load_paths([write_jsonl(tmp_path / "r.jsonl", record)]).trajectories
+    assert any(fragment in e for e in t.load_errors), t.load_errors
+
+
+def test_null_and_empty_parents_are_givens(tmp_path: Path) -> None:
+    record = {
+        "steps": [
+            {"step_id": 1, "direct_dependent_steps": None, "text": "a"},
+            {"step_id": 2, "direct_dependent_steps": [], "text": "b"},
+            {"step_id": 3, "text": "c"},
+        ]
+    }
+    (t,) = load_paths([write_json(tmp_path / "r.json", record)]).trajectories
+    assert [s.parents for s in t.steps] == [(), (), ()]
+
+
+def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(sample(1)).encode())
+    result = load_paths([path])
+    assert result.issues == () and len(result.trajectories) == 1
+
+
+SCORED_RECORD_CASES = [
+    # change to a valid scored record, fragment of the issue (None: accepted)
+    pytest.param({}, None, id="valid"),
+    pytest.param({"closeness_rate": "x"}, "'closeness_rate' is 'x'", id="rate-text"),
+    pytest.param({"n_nodes": None}, "'n_nodes' is None", id="n-nodes-null"),
+    pytest.param({"class": "great"}, "unknown class 'great'", id="unknown-class"),
+    pytest.param({"closed": "yes"}, "'closed' is 'yes'", id="closed-text"),
+    pytest.param({"final_correct": 1}, "'final_correct' is 1", id="verdict-number"),
+    pytest.param({"model": None}, "lacks 'model'", id="no-model"),
+]
+
+
+@pytest.mark.parametrize(("change", "fragment"), SCORED_RECORD_CASES)
+def test_scored_records_are_checked_at_the_edge(tmp_path: Path, change: dict, fragment) -> None:
+    record = {
+        "model": "m", "dataset": "d", "problem_id": "1", "sample_id": 0,
+        "n_nodes": 2, "n_edges": 1, "density": 1.0, "max_in_degree": 1, "max_out_degree": 1,
+        "dead_ends": [], "closeness_rate": 1.0, "closed": True,
+        "final_correct": True, "perfect": True, "class": "perfect",
+    }  # fmt: skip
+    record.update(change)
+    result = load_paths([write_jsonl(tmp_path / "scored.jsonl", record)])
+    assert result.trajectories == ()
+    if fragment is None:
+        assert result.scored_records == (record,) and result.issues == ()
+    else:
+        assert result.scored_records == ()
+        (issue,) = result.issues
+        assert issue.location == "line 1" and fragment in issue.message
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    result = load_paths([tmp_path / "nope"])
+    assert result.trajectories == () and result.files_read == 0
+    assert result.unreadable_files == (str(tmp_path / "nope"),)
+    assert "no such file or folder" in str(result.issues[0])
+
+
+def test_empty_folder_and_other_file_types(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("{}", encoding="utf-8")
+    result = load_paths([tmp_path])
+    assert (result.trajectories, result.issues, result.files_read) == ((), (), 0)
+
+
+def test_link_leading_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    outside = write_jsonl(tmp_path / "outside" / "secret.jsonl", sample(1))
+    inside = tmp_path / "data"
+    write_jsonl(inside / "ok.jsonl", sample(2))
+    (inside / "link.jsonl").symlink_to(outside)
+    result = load_paths([inside])
+    assert [t.problem_id for t in result.trajectories] == ["2"]
+    (issue,) = result.issues
+    assert "refused" in issue.message and issue.file == str(inside / "link.jsonl")

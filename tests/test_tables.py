@@ -1,0 +1,153 @@
+"""tables.py: leaderboard, Table 1, class counts, difficulty groups, display formats."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from dagmath_viz.schema import CLASSES
+from dagmath_viz.scoring import records_frame
+from dagmath_viz.tables import (
+    class_counts_table,
+    cohort_long,
+    format_percent,
+    leaderboard,
+    leaderboard_display,
+    table1,
+    table1_display,
+    with_difficulty_group,
+)
+
+
+def rec(dataset, pid, cls, r, n_nodes, difficulty=None) -> dict:
+    correct = {"perfect": True, "imperfect": True, "incorrect": False, "unscored": None}[cls]
+    closed = r == 1.0
+    return {
+        "model": "A", "dataset": dataset, "problem_id": pid, "sample_id": 0,
+        "difficulty": difficulty, "n_nodes": n_nodes, "n_edges": 2 * n_nodes,
+        "density": n_nodes / 100, "max_in_degree": n_nodes, "max_out_degree": 1,
+        "dead_ends": [], "closeness_rate": r, "closed": closed, "final_correct": correct,
+        "perfect": None if correct is None else closed and correct, "class": cls,
+    }  # fmt: skip
+
+
+# A/D: p1 perfect (4 nodes) and wrong (6 nodes), p2 imperfect r = 0.5 (5 nodes)
+#   PASS@1 = (1/2 + 1)/2 = 0.75; R̂ = (1/2 + 0)/2 = 0.25; Δ = 0.5
+#   AUC = ((1 + 0)/2 + 0.5)/2 = 0.5
+# A/E: p1 perfect (3 nodes), p9 unscored (7 nodes): PASS@1 = R̂ = AUC = 1
+ROWS = [
+    rec("D", "p1", "perfect", 1.0, 4, difficulty=1.0),
+    rec("D", "p1", "incorrect", 1.0, 6, difficulty=1.0),
+    rec("D", "p2", "imperfect", 0.5, 5, difficulty=2.5),
+    rec("E", "p1", "perfect", 1.0, 3, difficulty=6.0),
+    rec("E", "p9", "unscored", 1.0, 7),
+]
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    return records_frame(ROWS)
+
+
+PERCENT_CASES = [
+    pytest.param(0.875, "87.5%", id="fraction"),
+    pytest.param(1.0, "100.0%", id="one"),
+    pytest.param(0.0, "0.0%", id="zero"),
+    pytest.param(1 / 3, "33.3%", id="one-decimal"),
+    pytest.param(None, "–", id="none"),
+    pytest.param(float("nan"), "–", id="nan"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), PERCENT_CASES)
+def test_format_percent(value, expected: str) -> None:
+    assert format_percent(value) == expected
+
+
+def test_leaderboard_by_hand(frame: pd.DataFrame) -> None:
+    board = leaderboard(frame, n_boot=0)
+    assert board[["model", "dataset"]].values.tolist() == [["A", "D"], ["A", "E"]]
+    d, e = board.to_dict("records")
+    assert (d["pass_at_1"], d["r_hat"], d["gap"], d["auc"]) == pytest.approx((0.75, 0.25, 0.5, 0.5))
+    assert (e["pass_at_1"], e["r_hat"], e["gap"], e["auc"]) == pytest.approx((1.0, 1.0, 0.0, 1.0))
+    assert (d["n_problems"], d["n_trajectories"], d["n_scored"]) == (2, 3, 3)
+    assert (e["n_problems"], e["n_trajectories"], e["n_scored"]) == (2, 2, 1)
+    assert [d[c] for c in CLASSES] == [1, 1, 1, 0, 0]
+    assert [e[c] for c in CLASSES] == [1, 0, 0, 0, 1]
+    assert not any(c.endswith(("_low", "_high")) for c in board.columns)
+
+
+def test_leaderboard_with_intervals(frame: pd.DataFrame) -> None:
+    board = leaderboard(frame, n_boot=100)
+    for _, r in board.iterrows():
+        assert r["pass_at_1_low"] <= r["pass_at_1"] <= r["pass_at_1_high"]
+        assert r["r_hat_low"] <= r["r_hat"] <= r["r_hat_high"]
+
+
+def test_leaderboard_display_shows_percent(frame: pd.DataFrame) -> None:
+    shown = leaderboard_display(leaderboard(frame, n_boot=0))
+    assert shown["AUC"].tolist() == ["50.0%", "100.0%"]
+    assert shown["problems"].tolist() == [2, 2]
+
+
+# Table 1 cells for A/D (n_nodes): All (4 + 6 + 5)/3 = 5; Incorrect 6; Correct (4 + 5)/2 = 4.5;
+# Perfect 4. A/E: All (3 + 7)/2 = 5; Incorrect none; Correct 3; Perfect 3.
+TABLE1_CASES = [
+    pytest.param("D", "All", 3, 5.0, id="D-all"),
+    pytest.param("D", "Incorrect", 1, 6.0, id="D-incorrect"),
+    pytest.param("D", "Correct", 2, 4.5, id="D-correct"),
+    pytest.param("D", "Perfect", 1, 4.0, id="D-perfect"),
+    pytest.param("E", "All", 2, 5.0, id="E-all-includes-unscored"),
+    pytest.param("E", "Incorrect", 0, float("nan"), id="E-empty-cohort"),
+    pytest.param("E", "Correct", 1, 3.0, id="E-correct"),
+]
+
+
+@pytest.mark.parametrize(("dataset", "cohort", "n", "mean_nodes"), TABLE1_CASES)
+def test_table1(frame: pd.DataFrame, dataset: str, cohort: str, n: int, mean_nodes: float):
+    t1 = table1(frame)
+    assert len(t1) == 2 * 4  # two groups x four cohorts
+    (cell,) = t1[(t1["dataset"] == dataset) & (t1["cohort"] == cohort)].to_dict("records")
+    assert cell["n"] == n
+    if math.isnan(mean_nodes):
+        assert math.isnan(cell["n_nodes"])
+    else:
+        assert cell["n_nodes"] == pytest.approx(mean_nodes)
+        assert cell["n_edges"] == pytest.approx(2 * mean_nodes)  # every row has E = 2N
+        assert cell["density"] == pytest.approx(mean_nodes / 100)  # stays a fraction
+
+
+def test_table1_display_puts_density_in_percent(frame: pd.DataFrame) -> None:
+    shown = table1_display(table1(frame))
+    all_d = shown[(shown["dataset"] == "D") & (shown["cohort"] == "All")].iloc[0]
+    assert all_d["density (%)"] == pytest.approx(5.0)  # mean density 0.05 -> 5.0 %
+    assert all_d["#nodes"] == pytest.approx(5.0)
+
+
+def test_class_counts_table(frame: pd.DataFrame) -> None:
+    counts = class_counts_table(frame).set_index("dataset")
+    assert list(counts.columns) == ["model", *CLASSES, "total"]
+    assert counts.loc["D", list(CLASSES)].tolist() == [1, 1, 1, 0, 0]
+    assert counts.loc["E", list(CLASSES)].tolist() == [1, 0, 0, 0, 1]
+    assert counts["total"].to_dict() == {"D": 3, "E": 2}
+
+
+def test_cohort_long_repeats_rows_per_cohort(frame: pd.DataFrame) -> None:
+    long = cohort_long(frame)
+    # All 5, Incorrect 1, Correct 3, Perfect 2
+    assert long["cohort"].value_counts().to_dict() == {
+        "All": 5,
+        "Correct": 3,
+        "Perfect": 2,
+        "Incorrect": 1,
+    }
+
+
+def test_with_difficulty_group(frame: pd.DataFrame) -> None:
+    grouped = with_difficulty_group(frame)
+    # 1.0 -> 1, 1.0 -> 1, 2.5 -> 3, 6.0 -> 6, unknown -> <NA>
+    assert grouped["difficulty_group"].tolist()[:4] == [1, 1, 3, 6]
+    assert grouped["difficulty_group"].isna().tolist() == [False] * 4 + [True]
+    assert "difficulty_group" not in frame.columns  # a copy
