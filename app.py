@@ -10,7 +10,9 @@ import streamlit as st
 
 from pages import common
 
-st.set_page_config(page_title="dagmath-viz", page_icon=":material/account_tree:", layout="wide")
+st.set_page_config(
+    page_title="dagmath-viz", page_icon=str(common.ROOT / "assets" / "favicon.png"), layout="wide"
+)
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:", default=True),

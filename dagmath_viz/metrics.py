@@ -174,14 +174,15 @@ def paired_difference(
 def cohort_masks(df: pd.DataFrame) -> dict[str, pd.Series]:
     """Boolean row masks of the paper's cohorts: All, Incorrect, Correct, Perfect.
 
-    Correct means a right answer (illegal ones included, ours); Perfect is closed and right.
+    As DEFINITIONS.md §1 has them: Incorrect is a wrong answer (illegal ones included),
+    Correct is perfect ∪ imperfect, Perfect is closed and right. So an illegal trajectory
+    with a right answer is in All only, and All = Incorrect + Correct + unscored + that.
     """
-    fc = df["final_correct"]
     return {
         "All": pd.Series(True, index=df.index),
-        "Incorrect": fc.eq(False) & fc.notna(),
-        "Correct": fc.eq(True),
-        "Perfect": df["perfect"].eq(True),
+        "Incorrect": df["final_correct"].eq(False),
+        "Correct": df["class"].isin(["perfect", "imperfect"]),
+        "Perfect": df["class"].eq("perfect"),
     }
 
 

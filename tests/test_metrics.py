@@ -208,17 +208,16 @@ def test_auc_curve_empty() -> None:
 
 # --------------------------------------------------------------------------- cohorts
 
-# Model A's n_nodes by cohort. Correct counts every right answer, the illegal p2s1 included
-# (metrics.cohort_masks; DEFINITIONS §1 also writes Correct = perfect ∪ imperfect, which
-# would leave it out: the two readings differ only for illegal trajectories).
+# Model A's n_nodes by cohort. Correct = perfect ∪ imperfect (DEFINITIONS §1), so the
+# illegal p2s1, though answered right, is in All only.
 #   All: 4+6+5+8+3+4+10+7+2+9 = 58 over 10
 #   Incorrect: p1s2 5, p3s2 7, p3s3 2 = 14 over 3
-#   Correct: 4+6+8+3+4+10 = 35 over 6 (the illegal p2s1 answered right)
+#   Correct: 4+6+8+4+10 = 32 over 5 (not the illegal p2s1, n_nodes 3)
 #   Perfect: 4+4 = 8 over 2
 COHORT_CASES = [
     pytest.param("All", 10, 58 / 10, id="all"),
     pytest.param("Incorrect", 3, 14 / 3, id="incorrect"),
-    pytest.param("Correct", 6, 35 / 6, id="correct"),
+    pytest.param("Correct", 5, 32 / 5, id="correct"),
     pytest.param("Perfect", 2, 8 / 2, id="perfect"),
 ]
 
