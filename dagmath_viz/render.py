@@ -163,7 +163,7 @@ def render_dag_html(
 
 
 def legend_html(n_steps: int | None = None) -> str:
-    """The legend as a small absolutely positioned box of plain, escaped text.
+    """The legend as a strip of plain, escaped text above the drawing (never over it).
 
     ``n_steps`` adds a note for large (> :data:`LARGE_GRAPH`) or empty graphs.
     """
@@ -403,9 +403,9 @@ body { margin: 0; font-family: sans-serif; }
 #mynetwork { float: none !important; box-sizing: border-box; }
 div.vis-tooltip { white-space: pre-wrap !important; max-width: 420px; font-family: sans-serif;
   font-size: 13px; overflow-wrap: anywhere; }
-#dagmath-legend { position: absolute; top: 6px; left: 6px; z-index: 4; pointer-events: none;
-  background: rgba(255,255,255,0.9); border: 1px solid #c8c8c8; border-radius: 4px;
-  padding: 4px 7px; font: 11px/1.45 sans-serif; color: #222; }
+#dagmath-legend { display: flex; flex-wrap: wrap; gap: 2px 14px; pointer-events: none;
+  background: #fff; border-bottom: 1px solid #e0e0e0; padding: 4px 7px;
+  font: 11px/1.45 sans-serif; color: #222; }
 #dagmath-legend .dm-swatch { display: inline-block; width: 14px; height: 9px;
   margin-right: 6px; vertical-align: middle; box-sizing: border-box; }
 #dagmath-legend .dm-note { margin-top: 3px; font-style: italic; max-width: 200px; }

@@ -68,7 +68,7 @@ if problem is not None:
                     final_correct=rec["final_correct"],
                     height_px=460,
                 )
-                st.iframe(html, height=500)
+                st.iframe(html, height=530)
 
 st.subheader("Across problems")
 pp = common.derived("per_problem", lambda: metrics.per_problem(df))

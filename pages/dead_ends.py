@@ -25,9 +25,8 @@ if table.empty:
     st.stop()
 
 counts = dead_end_counts(table)
-left, right = st.columns([3, 2])
-left.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
-right.dataframe(counts, hide_index=True, width="stretch")
+st.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
+st.dataframe(counts, hide_index=True, width="stretch")
 
 filters = st.columns(3)
 models = filters[0].multiselect("Model", sorted(table["model"].unique()), key="de_models")

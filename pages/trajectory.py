@@ -100,7 +100,7 @@ with graph_col:
     html = render_dag_html(
         traj, dead_ends=rec["dead_ends"], final_correct=rec["final_correct"], height_px=height
     )
-    st.iframe(html, height=height + 40)
+    st.iframe(html, height=height + 70)
 with steps_col:
     with st.expander("Problem", expanded=False):
         st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
