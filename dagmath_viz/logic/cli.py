@@ -1,0 +1,179 @@
+"""The ``dagmath gsm`` command: generate, solve, export, report.
+
+The main CLI calls :func:`add_gsm_parser` on its sub-parsers; :func:`main` runs the ``gsm``
+command on its own (for tests). Bad input ends with a one-line message on stderr and exit
+code 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from dagmath_viz.logic.efficiency import STRATEGIES, efficiency_table, format_table
+from dagmath_viz.logic.export import DATASET, export_trajectories
+from dagmath_viz.logic.generator import IRRELEVANT, OVERLAPS, GeneratorConfig, generate_problems
+from dagmath_viz.logic.records import problem_to_record, read_jsonl, solve_record, write_jsonl
+from dagmath_viz.schema import DagMathError
+
+__all__ = ["add_gsm_parser", "main"]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _natural(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _generate(args: argparse.Namespace) -> int:
+    cfg = GeneratorConfig(depth=args.depth, n_trees=args.trees)
+    problems = generate_problems(
+        args.problems, args.seed, args.irrelevant, args.overlap, args.control, cfg, args.first_id
+    )
+    n = write_jsonl(args.output, (problem_to_record(p) for p in problems))
+    print(f"wrote {n} problems to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _solve(args: argparse.Namespace) -> int:
+    problems = read_jsonl(args.problems)
+    strategies = STRATEGIES if args.strategy == "all" else (args.strategy,)
+    records = []
+    for i, rec in enumerate(problems, 1):
+        for s in strategies:
+            try:
+                records.append(solve_record(rec, s))
+            except DagMathError as exc:
+                raise type(exc)(f"{args.problems}: record {i}: {exc}") from None
+    n = write_jsonl(args.output, records)
+    print(f"wrote {n} proofs to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    records = read_jsonl(args.proofs)
+    files = export_trajectories(records, args.output, args.dataset)
+    print(f"wrote {len(files)} files under {args.output}", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    records = [r for path in args.proofs for r in read_jsonl(path)]
+    table = efficiency_table(records)
+    if args.format == "json":
+        rows = json.loads(table.to_json(orient="records"))
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(format_table(table))
+    return 0
+
+
+def _guard(func):
+    """Turn expected failures into a one-line message and exit code 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except (DagMathError, OSError, ValueError, RuntimeError) as exc:
+            msg = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"dagmath gsm: error: {msg}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _add_generate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("generate", help="generate word problems with their logic programs")
+    p.add_argument("--problems", type=_positive, default=10, help="number of problems")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument(
+        "--irrelevant",
+        choices=IRRELEVANT,
+        default="none",
+        help="irrelevant axioms: none, one axiom, one tree, several trees",
+    )
+    p.add_argument(
+        "--overlap",
+        choices=OVERLAPS,
+        default="none",
+        help="lexical overlap of the irrelevant axioms with the goal",
+    )
+    p.add_argument(
+        "--control", action="store_true", help="control problems: as many axioms, all relevant"
+    )
+    p.add_argument("--depth", type=_positive, default=3, help="depth of the goal's proof")
+    p.add_argument("--trees", type=_positive, default=3, help="trees for --irrelevant trees")
+    p.add_argument("--first-id", type=_natural, default=0, help="id of the first problem")
+    p.add_argument("-o", "--output", required=True, help="PROBLEMS.jsonl to write")
+    p.set_defaults(func=_guard(_generate))
+
+
+def _add_solve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("solve", help="run a simulated reasoner on each problem")
+    p.add_argument("problems", help="PROBLEMS.jsonl from 'gsm generate'")
+    p.add_argument(
+        "--strategy",
+        choices=(*STRATEGIES, "all"),
+        default="shortest",
+        help="search strategy (all: every strategy)",
+    )
+    p.add_argument("-o", "--output", required=True, help="PROOFS.jsonl to write")
+    p.set_defaults(func=_guard(_solve))
+
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="write proofs as DAG-MATH trajectories")
+    p.add_argument("proofs", help="PROOFS.jsonl from 'gsm solve'")
+    p.add_argument("-o", "--output", required=True, help="output folder")
+    p.add_argument("--dataset", default=DATASET, help=f"data-set name (default {DATASET})")
+    p.set_defaults(func=_guard(_export))
+
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="accuracy and efficiency by strategy, structure, overlap")
+    p.add_argument("proofs", nargs="+", help="PROOFS.jsonl files")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=_guard(_report))
+
+
+def add_gsm_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``gsm`` command and its sub-commands to a ``dagmath`` parser.
+
+    Each sub-command sets ``func`` (``args -> exit code``) via ``set_defaults``.
+    """
+    gsm = subparsers.add_parser(
+        "gsm", help="logic-program word problems: generate, solve, export, report"
+    )
+    sub = gsm.add_subparsers(dest="gsm_command", metavar="{generate,solve,export,report}")
+    sub.required = True
+    for add in (_add_generate, _add_solve, _add_export, _add_report):
+        add(sub)
+    return gsm
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``gsm`` as a stand-alone command: ``main(["generate", "--problems", "2", ...])``."""
+    parser = argparse.ArgumentParser(prog="dagmath")
+    add_gsm_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["gsm", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Efficiency of a proof against the shortest proof, search-order distance, report tables.
+
+DEFINITIONS.md §6: efficiency = |shortest proof| / |proof| with duplicated theorems counted
+once; the non-axiom variant counts only theorems that are not axioms of the program.
+The search-order distance compares the order in which a proof states its non-axiom theorems
+with the order in which DFS and BFS prove them (normalised Levenshtein distance).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dagmath_viz.logic.chaining import forward_chain
+from dagmath_viz.logic.program import Atom, Program, ProgramError
+
+__all__ = [
+    "STRATEGIES",
+    "Efficiency",
+    "efficiency",
+    "efficiency_table",
+    "format_table",
+    "levenshtein",
+    "normalized_levenshtein",
+    "search_order_distance",
+]
+
+STRATEGIES = ("shortest", "dfs", "bfs", "overlap")
+_ORDERS = {
+    "strategy": STRATEGIES,
+    "irrelevant": ("none", "axiom", "tree", "trees"),
+    "overlap": ("none", "entity", "agent", "both"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """Both efficiency variants of one proof."""
+
+    efficiency: float
+    efficiency_non_axiom: float
+
+
+def _ratio(num: int, den: int) -> float:
+    if den == 0:
+        return 1.0 if num == 0 else 0.0
+    return num / den
+
+
+def efficiency(
+    proof: Iterable[Atom], shortest: Iterable[Atom], axioms: Iterable[Atom]
+) -> Efficiency:
+    """|shortest| / |proof| over all theorems, and over non-axiom theorems only.
+
+    Duplicates in ``proof`` count once. An empty proof has efficiency 0; when neither proof
+    has a non-axiom theorem the non-axiom efficiency is 1.
+
+    Example:
+        >>> efficiency("abcd", "abc", "ab")
+        Efficiency(efficiency=0.75, efficiency_non_axiom=0.5)
+    """
+    p, s, a = set(proof), set(shortest), set(axioms)
+    return Efficiency(_ratio(len(s), len(p)) if p else 0.0, _ratio(len(s - a), len(p - a)))
+
+
+def levenshtein(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """Edit distance (insertions, deletions, substitutions) between two sequences."""
+    ids: dict[Hashable, int] = {}
+    a = [ids.setdefault(x, len(ids)) for x in a]  # compare small ints, not atoms
+    b = [ids.setdefault(x, len(ids)) for x in b]
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def normalized_levenshtein(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Edit distance divided by the longer length (0 for two empty sequences)."""
+    n = max(len(a), len(b))
+    return levenshtein(a, b) / n if n else 0.0
+
+
+def search_order_distance(proof: Sequence[Atom], program: Program) -> dict[str, float]:
+    """Normalised Levenshtein distance of a proof's non-axiom order to DFS's and BFS's.
+
+    Returns:
+        ``{"dfs": d1, "bfs": d2}``, each in [0, 1]; 0 means the same order.
+    """
+    axioms = set(program.axioms)
+    mine = [x for x in dict.fromkeys(proof) if x not in axioms]
+    out = {}
+    for policy in ("dfs", "bfs"):
+        ref = [x for x in forward_chain(program, policy).order if x not in axioms]
+        out[policy] = normalized_levenshtein(mine, ref)
+    return out
+
+
+# --- tables ----------------------------------------------------------------------------
+
+_KEYS = ("strategy", "irrelevant", "overlap", "control")
+
+
+def _row(r: Mapping[str, Any], i: int) -> dict[str, Any]:
+    missing = [k for k in ("strategy", "correct", "efficiency") if k not in r]
+    if missing:
+        raise ProgramError(f"proof record {i}: missing field(s) {', '.join(missing)}")
+    return {
+        "strategy": str(r["strategy"]),
+        "irrelevant": str(r.get("irrelevant", "unknown")),
+        "overlap": str(r.get("overlap", "unknown")),
+        "control": bool(r.get("control", False)),
+        "correct": float(bool(r["correct"])),
+        "efficiency": float(r["efficiency"]),
+        "efficiency_non_axiom": float(r.get("efficiency_non_axiom", math.nan)),
+    }
+
+
+def _rank(column: str, value: Any) -> tuple[int, str]:
+    order = _ORDERS.get(column, ())
+    return (order.index(value) if value in order else len(order), str(value))
+
+
+def efficiency_table(proof_records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Accuracy and mean efficiencies by strategy × irrelevant × overlap × control.
+
+    Columns: strategy, irrelevant, overlap, control, n, accuracy, efficiency,
+    efficiency_non_axiom (rates as fractions in [0, 1]). Rows follow the paper's order
+    (strategies shortest, dfs, bfs, overlap; structures none, axiom, tree, trees; overlaps
+    none, entity, agent, both), control rows after the others.
+    """
+    rows = [_row(r, i) for i, r in enumerate(proof_records)]
+    cols = [*_KEYS, "n", "accuracy", "efficiency", "efficiency_non_axiom"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    df = pd.DataFrame(rows)
+    out = (
+        df.groupby(list(_KEYS), sort=False)
+        .agg(
+            n=("correct", "size"),
+            accuracy=("correct", "mean"),
+            efficiency=("efficiency", "mean"),
+            efficiency_non_axiom=("efficiency_non_axiom", "mean"),
+        )
+        .reset_index()
+    )
+    key = out.apply(
+        lambda r: (r["control"], *(_rank(c, r[c]) for c in ("strategy", "irrelevant", "overlap"))),
+        axis=1,
+    )
+    out = out.iloc[sorted(range(len(out)), key=lambda i: key.iloc[i])].reset_index(drop=True)
+    return out[cols]
+
+
+def format_table(table: pd.DataFrame) -> str:
+    """A plain-text rendering with rates in percent (one decimal), as in the paper."""
+    if table.empty:
+        return "(no proof records)"
+    shown = table.copy()
+    for c in ("accuracy", "efficiency", "efficiency_non_axiom"):
+        shown[c] = shown[c].map(lambda v: "—" if pd.isna(v) else f"{100 * v:.1f}")
+    shown["control"] = shown["control"].map(lambda v: "yes" if v else "no")
+    return shown.to_string(index=False)

@@ -1,0 +1,309 @@
+"""The inference rules (1a)-(6) of DEFINITIONS.md §6, a chart, the closure and consistency.
+
+Rule ids (the ``rule`` of a :class:`Hyperedge`):
+
+- ``1a`` cont(L, q) ∧ comp(M, L, d) ⇒ cont(M, q + d); ``1b`` cont(M, q) ∧ comp(M, L, d) ⇒
+  cont(L, q − d); ``1c`` cont(A, q₁) ∧ cont(B, q₂) ⇒ comp(B, A, q₂ − q₁) for disjoint A, B.
+- ``2a`` the giver of a transfer at t has q − d at t + 1; ``2b`` the receiver has q + d.
+- ``3`` union: conts of disjoint agent sets covering a group mentioned by the program ⇒ the
+  group's cont (the sum). Only mentioned groups are built, so the closure stays finite.
+- ``4`` cont(A, c, n) ∧ rate(A, e, c, r) ⇒ cont(A, e, n·r).
+- ``5a`` comp on one pair of a compeq ∧ the compeq ∧ cont of one member of the other pair ⇒
+  cont of its other member (the rule of DEFINITIONS.md read in both directions, as 1a/1b).
+  ``5b`` comp(A, B, d) ∧ comp(C, D, d) ⇒ compeq(A, B, C, D) for two different comparisons.
+- ``6`` frame: cont(A, e, q, t) and no transfer of e involving a member of A at t ⇒
+  cont(A, e, q, t + 1), up to the program's horizon.
+
+Every atom a rule fires on is in the chart, so each hyperedge is found exactly once: when its
+last premise enters the chart. Tails are sorted by :func:`atom_key`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from dagmath_viz.logic.program import (
+    Agent,
+    Atom,
+    Comp,
+    CompEq,
+    Cont,
+    Program,
+    Rate,
+    Transfer,
+    atom_key,
+    comparison,
+)
+
+__all__ = ["RULE_NAMES", "Chart", "Closure", "Hyperedge", "check_consistency", "closure"]
+
+RULE_NAMES = {
+    "1a": "comparison elimination",
+    "1b": "comparison elimination",
+    "1c": "comparison introduction",
+    "2a": "transfer (giver)",
+    "2b": "transfer (receiver)",
+    "3": "union",
+    "4": "rate",
+    "5a": "comparison-of-differences elimination",
+    "5b": "comparison-of-differences introduction",
+    "6": "frame",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Hyperedge:
+    """One rule instance: premises (the tail, sorted) ⇒ conclusion (the head)."""
+
+    rule: str
+    tail: tuple[Atom, ...]
+    head: Atom
+
+
+def _edge(rule: str, tail: tuple[Atom, ...], head: Atom) -> Hyperedge:
+    return Hyperedge(rule, tuple(sorted(tail, key=atom_key)), head)
+
+
+@dataclass
+class Chart:
+    """Proved atoms with the indexes the rules look them up by.
+
+    ``add`` refuses an atom that contradicts the chart (another quantity for the same cont key
+    or another difference for the same pair) or has a negative quantity, and records why.
+    """
+
+    program: Program
+    atoms: set[Atom] = field(default_factory=set)
+    violations: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.cont_at: dict[tuple, Cont] = {}
+        self.conts_et: dict[tuple, list[Cont]] = defaultdict(list)
+        self.conts_ae: dict[tuple, list[Cont]] = defaultdict(list)
+        self.comp_at: dict[tuple, Comp] = {}
+        self.comps_of: dict[tuple, list[Comp]] = defaultdict(list)
+        self.comps_diff: dict[tuple, list[Comp]] = defaultdict(list)
+        self.compeqs_of: dict[tuple, list[CompEq]] = defaultdict(list)
+        self.transfers_of: dict[tuple, list[Transfer]] = defaultdict(list)
+        self.rates_of: dict[tuple, list[Rate]] = defaultdict(list)
+        self.horizon = self.program.horizon
+        self.groups_of: dict[str, list[Agent]] = defaultdict(list)
+        for g in sorted(self.program.groups):
+            for n in g:
+                self.groups_of[n].append(g)
+        self.moving = {
+            (n, x.entity, x.time)
+            for x in self.program.axioms
+            if isinstance(x, Transfer)
+            for n in x.giver + x.receiver
+        }
+
+    def __contains__(self, atom: object) -> bool:
+        return atom in self.atoms
+
+    def conflict(self, atom: Atom) -> str | None:
+        """Why ``atom`` contradicts the chart, or None."""
+        if isinstance(atom, Cont):
+            if atom.quantity < 0:
+                return f"negative quantity in {atom}"
+            old = self.cont_at.get(atom.key)
+            if old is not None and old != atom:
+                return f"{old} contradicts {atom}"
+        if isinstance(atom, Comp):
+            old = self.comp_at.get((atom.pair, atom.entity, atom.time))
+            if old is not None and old != atom:
+                return f"{old} contradicts {atom}"
+        return None
+
+    def add(self, atom: Atom) -> bool:
+        """Add ``atom``; False if it was there already or contradicts the chart."""
+        if atom in self.atoms:
+            return False
+        why = self.conflict(atom)
+        if why is not None:
+            self.violations.append(why)
+            return False
+        self.atoms.add(atom)
+        self._index(atom)
+        return True
+
+    def _index(self, x: Atom) -> None:
+        if isinstance(x, Cont):
+            self.cont_at[x.key] = x
+            self.conts_et[(x.entity, x.time)].append(x)
+            self.conts_ae[(x.agent, x.entity)].append(x)
+        elif isinstance(x, Comp):
+            self.comp_at[(x.pair, x.entity, x.time)] = x
+            for a in (x.more, x.less):
+                self.comps_of[(a, x.entity, x.time)].append(x)
+            self.comps_diff[(x.entity, x.time, x.diff)].append(x)
+        elif isinstance(x, CompEq):
+            for a in {x.a, x.b, x.c, x.d}:
+                self.compeqs_of[(a, x.entity, x.time)].append(x)
+        elif isinstance(x, Transfer):
+            for a in {x.giver, x.receiver}:
+                self.transfers_of[(a, x.entity, x.time)].append(x)
+        elif isinstance(x, Rate):
+            self.rates_of[(x.agent, x.container)].append(x)
+
+    def derive(self, x: Atom) -> Iterator[Hyperedge]:
+        """Every hyperedge with ``x`` (already in the chart) as its newest premise."""
+        if isinstance(x, Cont):
+            yield from self._from_cont(x)
+        elif isinstance(x, Comp):
+            yield from self._from_comp(x)
+        elif isinstance(x, CompEq):
+            yield from self._from_compeq(x)
+        elif isinstance(x, Transfer):
+            yield from self._from_transfer(x)
+        elif isinstance(x, Rate):
+            for c in self.conts_ae.get((x.agent, x.container), ()):
+                yield _edge("4", (c, x), Cont(x.agent, x.entity, c.quantity * x.rate, c.time))
+
+    # --- rule bodies, grouped by the predicate of the newest premise ------------------------
+
+    def _from_cont(self, c: Cont) -> Iterator[Hyperedge]:
+        for k in self.comps_of.get((c.agent, c.entity, c.time), ()):
+            yield self._comp_elim(c, k)
+        for o in self.conts_et.get((c.entity, c.time), ()):
+            if not set(o.agent) & set(c.agent):
+                diff = c.quantity - o.quantity
+                yield _edge("1c", (o, c), comparison(c.agent, o.agent, c.entity, diff, c.time))
+        for t in self.transfers_of.get((c.agent, c.entity, c.time), ()):
+            yield self._transfer(c, t)
+        yield from self._unions(c)
+        for r in self.rates_of.get((c.agent, c.entity), ()):
+            yield _edge("4", (c, r), Cont(c.agent, r.entity, c.quantity * r.rate, c.time))
+        for q in self.compeqs_of.get((c.agent, c.entity, c.time), ()):
+            yield from self._compeq_elim(q, cont=c)
+        if c.time < self.horizon and not any((n, c.entity, c.time) in self.moving for n in c.agent):
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time + 1))
+
+    def _from_comp(self, k: Comp) -> Iterator[Hyperedge]:
+        for a in (k.less, k.more):
+            c = self.cont_at.get((a, k.entity, k.time))
+            if c is not None:
+                yield self._comp_elim(c, k)
+        for q in self._compeqs_on_pair(k.pair, k.entity, k.time):
+            yield from self._compeq_elim(q, comp=k)
+        for o in self.comps_diff.get((k.entity, k.time, k.diff), ()):
+            if o != k:
+                head = CompEq.of(k.more, k.less, o.more, o.less, k.entity, k.time)
+                yield _edge("5b", (o, k), head)
+
+    def _from_compeq(self, q: CompEq) -> Iterator[Hyperedge]:
+        yield from self._compeq_elim(q)
+
+    def _from_transfer(self, t: Transfer) -> Iterator[Hyperedge]:
+        for a in (t.giver, t.receiver):
+            c = self.cont_at.get((a, t.entity, t.time))
+            if c is not None:
+                yield self._transfer(c, t)
+
+    def _comp_elim(self, c: Cont, k: Comp) -> Hyperedge:
+        if c.agent == k.less:
+            return _edge("1a", (c, k), Cont(k.more, c.entity, c.quantity + k.diff, c.time))
+        return _edge("1b", (c, k), Cont(k.less, c.entity, c.quantity - k.diff, c.time))
+
+    def _transfer(self, c: Cont, t: Transfer) -> Hyperedge:
+        if c.agent == t.giver:
+            return _edge("2a", (c, t), Cont(c.agent, c.entity, c.quantity - t.amount, c.time + 1))
+        return _edge("2b", (c, t), Cont(c.agent, c.entity, c.quantity + t.amount, c.time + 1))
+
+    def _compeqs_on_pair(self, pair: tuple[Agent, Agent], e: str, t: int) -> Iterator[CompEq]:
+        for q in self.compeqs_of.get((pair[0], e, t), ()):
+            if any(sorted(p) == list(pair) for p in q.pairs):
+                yield q
+
+    def _compeq_elim(
+        self, q: CompEq, comp: Comp | None = None, cont: Cont | None = None
+    ) -> Iterator[Hyperedge]:
+        """5a: the difference of one pair (a comp) gives the other pair's (x - y = delta)."""
+        (a, b), (c, d) = q.pairs
+        if sorted((a, b)) == sorted((c, d)):
+            return
+        for (x, y), (u, v) in (((a, b), (c, d)), ((c, d), (a, b))):
+            k = self.comp_at.get((tuple(sorted((u, v))), q.entity, q.time))
+            if k is None or (comp is not None and k != comp):
+                continue
+            delta = k.value(u)
+            for known, other, sign in ((y, x, 1), (x, y, -1)):
+                kc = self.cont_at.get((known, q.entity, q.time))
+                if kc is None or (cont is not None and kc != cont):
+                    continue
+                head = Cont(other, q.entity, kc.quantity + sign * delta, q.time)
+                yield _edge("5a", (k, q, kc), head)
+
+    def _unions(self, c: Cont) -> Iterator[Hyperedge]:
+        seen: set[Agent] = set()
+        for g in (g for n in c.agent for g in self.groups_of.get(n, ())):
+            if g in seen or not set(c.agent) < set(g):
+                continue
+            seen.add(g)
+            rest = frozenset(g) - frozenset(c.agent)
+            for cover in self._covers(rest, c.entity, c.time):
+                parts = (c, *cover)
+                total = sum(p.quantity for p in parts)
+                yield _edge("3", parts, Cont(g, c.entity, total, c.time))
+
+    def _covers(self, rest: frozenset[str], e: str, t: int) -> Iterator[tuple[Cont, ...]]:
+        """Every set of chart conts at (e, t) whose agents partition ``rest``."""
+        if not rest:
+            yield ()
+            return
+        first = min(rest)
+        for o in self.conts_et.get((e, t), ()):
+            if first in o.agent and set(o.agent) <= rest:
+                for more in self._covers(rest - frozenset(o.agent), e, t):
+                    yield (o, *more)
+
+
+@dataclass(frozen=True, slots=True)
+class Closure:
+    """Every theorem of a program (in breadth-first order) and every hyperedge among them."""
+
+    theorems: tuple[Atom, ...]
+    hyperedges: tuple[Hyperedge, ...]
+    violations: tuple[str, ...]
+
+
+def closure(program: Program, max_theorems: int = 200_000) -> Closure:
+    """Forward-chain a program to its fixpoint, breadth first.
+
+    Hyperedges whose head contradicts the chart are dropped and the contradiction is listed in
+    ``violations`` (a consistent program has none).
+    """
+    chart = Chart(program)
+    order: list[Atom] = []
+    edges: list[Hyperedge] = []
+    queue = list(program.axioms)
+    i = 0
+    while i < len(queue):
+        x = queue[i]
+        i += 1
+        if not chart.add(x):
+            continue
+        order.append(x)
+        if len(order) > max_theorems:
+            raise RuntimeError(f"closure exceeded {max_theorems} theorems")
+        for e in chart.derive(x):
+            why = chart.conflict(e.head)
+            if why is not None:
+                chart.violations.append(why)
+                continue
+            edges.append(e)
+            queue.append(e.head)
+    violations = tuple(dict.fromkeys(chart.violations))
+    return Closure(tuple(order), tuple(edges), violations)
+
+
+def check_consistency(program: Program) -> tuple[str, ...]:
+    """Why a program is not numerically consistent (empty when it is).
+
+    Consistent means: no two theorems give different quantities for the same (agent set,
+    entity, time), no two give different differences for the same pair, and no rule has to
+    produce a negative quantity.
+    """
+    return closure(program).violations

@@ -1,0 +1,126 @@
+"""The ``dagmath gsm`` command: generate, solve, export, report, and its error path."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from dagmath_viz.logic.cli import add_gsm_parser, main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def pipeline(tmp_path, capsys):
+    problems, proofs = tmp_path / "problems.jsonl", tmp_path / "proofs.jsonl"
+    gen = ["generate", "--problems", "3", "--seed", "4", "--irrelevant", "tree"]
+    code, _, err = run(capsys, *gen, "--overlap", "agent", "--depth", "2", "-o", str(problems))
+    assert code == 0 and "wrote 3 problems" in err
+    code, _, _ = run(capsys, "solve", str(problems), "--strategy", "all", "-o", str(proofs))
+    assert code == 0
+    return problems, proofs
+
+
+def test_generate_records(pipeline):
+    problems, _ = pipeline
+    records = [json.loads(line) for line in problems.read_text().splitlines()]
+    assert [r["problem_id"] for r in records] == [0, 1, 2]
+    for r in records:
+        for key in ("problem_text", "question", "axioms", "answer", "shortest_proof"):
+            assert key in r
+        assert (r["irrelevant"], r["overlap"], r["control"], r["depth"]) == (
+            "tree",
+            "agent",
+            False,
+            2,
+        )
+        assert r["problem_text"].endswith(r["question"])
+
+
+def test_solve_records(pipeline):
+    _, proofs = pipeline
+    records = [json.loads(line) for line in proofs.read_text().splitlines()]
+    assert len(records) == 3 * 4
+    keys = {
+        "problem_id",
+        "strategy",
+        "proof_text",
+        "theorems",
+        "answer",
+        "correct",
+        "efficiency",
+        "efficiency_non_axiom",
+        "irrelevant",
+        "overlap",
+        "control",
+    }
+    assert all(keys <= r.keys() and r["correct"] for r in records)
+    assert [r["strategy"] for r in records[:4]] == ["shortest", "dfs", "bfs", "overlap"]
+
+
+def test_export_and_report(pipeline, tmp_path, capsys):
+    _, proofs = pipeline
+    out = tmp_path / "dagmath"
+    code, _, err = run(capsys, "export", str(proofs), "-o", str(out), "--dataset", "mini")
+    assert code == 0 and "wrote 12 files" in err
+    assert (out / "gsm-dfs" / "mini" / "problem_2_all_samples.json").is_file()
+    code, text, _ = run(capsys, "report", str(proofs))
+    assert code == 0 and "shortest" in text and "100.0" in text
+    code, text, _ = run(capsys, "report", str(proofs), str(proofs), "--format", "json")
+    rows = json.loads(text)
+    assert [r["strategy"] for r in rows] == ["shortest", "dfs", "bfs", "overlap"]
+    assert all(r["n"] == 6 and r["accuracy"] == 1.0 for r in rows)
+    assert rows[0]["efficiency"] == 1.0
+
+
+def test_generation_is_reproducible(tmp_path, capsys):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path in (a, b):
+        assert run(capsys, "generate", "--problems", "2", "--seed", "9", "-o", str(path))[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        ("{not json\n", "line 1: not JSON"),
+        ('{"problem_id": 1, "axioms": []}\n', "record 1: problem 1: axioms"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr(tmp_path, capsys, content, message):
+    path = tmp_path / "in.jsonl"
+    if content is not None:
+        path.write_text(content)
+    code, out, err = run(capsys, "solve", str(path), "-o", str(tmp_path / "o.jsonl"))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_report_of_bad_records_fails_cleanly(tmp_path, capsys):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"strategy": "dfs"}\n')
+    code, _, err = run(capsys, "report", str(path))
+    assert code == 1 and "missing field" in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "--problems", "0", "-o", "x"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["solve", "p.jsonl", "--strategy", "random", "-o", "x"])
+
+
+def test_plugs_into_another_parser(tmp_path):
+    parser = argparse.ArgumentParser(prog="dagmath")
+    add_gsm_parser(parser.add_subparsers(dest="command"))
+    out = tmp_path / "p.jsonl"
+    args = parser.parse_args(["gsm", "generate", "--problems", "1", "-o", str(out)])
+    assert args.func(args) == 0 and out.is_file()

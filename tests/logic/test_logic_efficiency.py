@@ -1,0 +1,114 @@
+"""Efficiency, edit distances, search-order distance and the report table."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dagmath_viz.logic import (
+    Cont,
+    ProgramError,
+    efficiency,
+    efficiency_table,
+    format_table,
+    levenshtein,
+    normalized_levenshtein,
+    search_order_distance,
+)
+
+
+@pytest.mark.parametrize(
+    ("proof", "shortest", "axioms", "expected"),
+    [
+        # 4 distinct theorems (d twice), 3 in the shortest proof; non-axiom: {c} of {c, d}
+        ("abcdd", "abc", "ab", (3 / 4, 1 / 2)),
+        # the shortest proof itself
+        ("abc", "abc", "ab", (1.0, 1.0)),
+        # nothing written
+        ("", "abc", "ab", (0.0, 0.0)),
+        # only axioms on both sides: the non-axiom variant has nothing to charge
+        ("ab", "a", "ab", (1 / 2, 1.0)),
+    ],
+)
+def test_efficiency(proof, shortest, axioms, expected):
+    e = efficiency(list(proof), list(shortest), list(axioms))
+    assert (e.efficiency, e.efficiency_non_axiom) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "d"),
+    [("kitten", "sitting", 3), ("", "abc", 3), ("abc", "abc", 0), ("abc", "cab", 2), ("", "", 0)],
+)
+def test_levenshtein(a, b, d):
+    assert levenshtein(a, b) == d
+    assert levenshtein(b, a) == d
+
+
+def test_normalized_levenshtein():
+    assert normalized_levenshtein("kitten", "sitting") == pytest.approx(3 / 7)
+    assert normalized_levenshtein("", "") == 0.0
+    assert normalized_levenshtein("ab", "cd") == 1.0
+
+
+def test_search_order_distance(eli_program):
+    # DFS and BFS both prove one non-axiom theorem, Eli 8 (test_logic_chaining).
+    r5, k, _ = eli_program.axioms
+    e8 = Cont(("Eli",), "cats", 8)
+    assert search_order_distance([r5, k, e8], eli_program) == {"dfs": 0.0, "bfs": 0.0}
+    # an extra non-axiom theorem first: one insertion over two theorems
+    extra = Cont(("Eli",), "cats", 8, 1)
+    assert search_order_distance([extra, e8], eli_program) == {"dfs": 0.5, "bfs": 0.5}
+
+
+def _rec(strategy, correct, eff, eff_na, irrelevant="trees", overlap="none", control=False):
+    return {
+        "strategy": strategy,
+        "correct": correct,
+        "efficiency": eff,
+        "efficiency_non_axiom": eff_na,
+        "irrelevant": irrelevant,
+        "overlap": overlap,
+        "control": control,
+    }
+
+
+def test_efficiency_table_groups_and_orders():
+    records = [
+        _rec("overlap", True, 0.5, 0.25, overlap="both"),
+        _rec("dfs", True, 0.5, 0.5),
+        _rec("dfs", False, 1.0, 0.0),
+        _rec("shortest", True, 1.0, 1.0),
+        _rec("dfs", True, 0.2, 0.1, control=True),
+    ]
+    t = efficiency_table(records)
+    assert list(t.columns) == [
+        "strategy",
+        "irrelevant",
+        "overlap",
+        "control",
+        "n",
+        "accuracy",
+        "efficiency",
+        "efficiency_non_axiom",
+    ]
+    assert list(zip(t.strategy, t.overlap, t.control, strict=True)) == [
+        ("shortest", "none", False),
+        ("dfs", "none", False),
+        ("overlap", "both", False),
+        ("dfs", "none", True),
+    ]
+    dfs = t.iloc[1]
+    assert (dfs.n, dfs.accuracy, dfs.efficiency, dfs.efficiency_non_axiom) == (2, 0.5, 0.75, 0.25)
+
+
+def test_efficiency_table_empty_and_bad():
+    assert efficiency_table([]).empty
+    assert format_table(efficiency_table([])) == "(no proof records)"
+    with pytest.raises(ProgramError, match="record 0: missing"):
+        efficiency_table([{"strategy": "dfs"}])
+
+
+def test_format_table_shows_percent():
+    text = format_table(efficiency_table([_rec("dfs", True, 0.5, math.nan)]))
+    assert "100.0" in text and "50.0" in text and "—" in text
