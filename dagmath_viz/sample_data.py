@@ -42,6 +42,7 @@ __all__ = [
     "Part",
     "SimModel",
     "build",
+    "build_gsm",
     "build_simulated_runs",
     "check",
     "main",
@@ -188,8 +189,58 @@ def build_simulated_runs(source: Path) -> Part:
     return Part(files=files, answers=answers)
 
 
+#: The GSM logic-program set: (irrelevant structure, overlap) cells, problems per cell, seed.
+GSM_CELLS = (
+    ("none", "none"),
+    *((s, o) for s in ("axiom", "tree", "trees") for o in ("none", "entity", "agent", "both")),
+)
+GSM_PER_CELL = 2
+GSM_SEED = 2025
+GSM_DATASET = "gsm-logic"
+GSM_STRATEGIES = ("shortest", "dfs", "bfs", "overlap")
+
+
+def build_gsm(source: Path) -> Part:
+    """Generated logic-program word problems, solved by each strategy acting as a model.
+
+    Writes ``gsm/problems.jsonl`` and ``gsm/proofs.jsonl`` (the Efficiency page reads them)
+    and each proof as a DAG-MATH trajectory under ``runs/gsm-<strategy>/gsm-logic/``.
+    """
+    from dagmath_viz.logic import generate_problems, problem_to_record, solve_record
+    from dagmath_viz.logic.export import trajectory_sample
+
+    problems = []
+    for i, (irrelevant, overlap) in enumerate(GSM_CELLS):
+        batch = generate_problems(
+            GSM_PER_CELL, GSM_SEED, irrelevant, overlap, first_id=1 + i * GSM_PER_CELL
+        )
+        problems.extend(problem_to_record(p) for p in batch)
+    proofs = [solve_record(p, s) for s in GSM_STRATEGIES for p in problems]
+    files = {
+        "gsm/problems.jsonl": _jsonl(problems),
+        "gsm/proofs.jsonl": _jsonl(proofs),
+    }
+    for proof in proofs:
+        rel = sample_path("runs", f"gsm-{proof['strategy']}", GSM_DATASET, proof["problem_id"])
+        files[rel.as_posix()] = dump_json([trajectory_sample(proof)])
+    answers = tuple(
+        {"problem_id": p["problem_id"], "dataset": GSM_DATASET, "answer": str(p["answer"]),
+         "difficulty": p["depth"]}
+        for p in problems
+    )  # fmt: skip
+    return Part(files=files, answers=answers)
+
+
+def _jsonl(records: Sequence[dict[str, Any]]) -> str:
+    import json
+
+    return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
+
+
 #: The build, in order. Append a ``(source: Path) -> Part`` function to add a data set.
-PARTS: tuple[Callable[[Path], Part], ...] = (build_simulated_runs,)
+PARTS: tuple[Callable[[Path], Part], ...] = (build_simulated_runs, build_gsm)
+#: The folders under the sample-data folder that the build owns entirely.
+BUILT_FOLDERS = ("runs", "gsm")
 
 
 def _merge(parts: Sequence[Part]) -> dict[str, str]:
@@ -223,25 +274,27 @@ def build(source: Path = DEFAULT_SOURCE, out: Path | None = None) -> list[Path]:
     return written
 
 
-def _tree(root: Path) -> set[str]:
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+def _tree(root: Path, folder: str) -> set[str]:
+    """Files under ``root/folder``, as paths relative to ``root``."""
+    return {p.relative_to(root).as_posix() for p in (root / folder).rglob("*") if p.is_file()}
 
 
 def check(source: Path = DEFAULT_SOURCE) -> list[str]:
-    """Rebuild into a temporary folder; describe each difference with ``source/runs``.
+    """Rebuild into a temporary folder; describe each difference with the built folders.
 
     Returns:
         One line per differing, missing or extra file (empty when identical).
     """
     with tempfile.TemporaryDirectory() as tmp:
         build(source, Path(tmp))
-        fresh, committed = _tree(Path(tmp) / "runs"), _tree(source / "runs")
-        problems = [f"missing: runs/{rel}" for rel in sorted(fresh - committed)]
-        problems += [f"not made by the build: runs/{rel}" for rel in sorted(committed - fresh)]
+        fresh = {rel for folder in BUILT_FOLDERS for rel in _tree(Path(tmp), folder)}
+        committed = {rel for folder in BUILT_FOLDERS for rel in _tree(source, folder)}
+        problems = [f"missing: {rel}" for rel in sorted(fresh - committed)]
+        problems += [f"not made by the build: {rel}" for rel in sorted(committed - fresh)]
         problems += [
-            f"differs: runs/{rel}"
+            f"differs: {rel}"
             for rel in sorted(fresh & committed)
-            if not filecmp.cmp(Path(tmp) / "runs" / rel, source / "runs" / rel, shallow=False)
+            if not filecmp.cmp(Path(tmp) / rel, source / rel, shallow=False)
         ]
     return problems
 
@@ -266,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DagMathError, OSError) as exc:
         print(f"sample_data: error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {len(written)} files under {(args.out or args.source) / 'runs'}")
+    print(f"wrote {len(written)} files under {args.out or args.source}")
     return 0
 
 
