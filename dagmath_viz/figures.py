@@ -157,3 +157,21 @@ def dead_end_counts_figure(counts: pd.DataFrame) -> go.Figure:
     )
     fig.update_layout(**_LAYOUT, barmode="stack")
     return fig
+
+
+def efficiency_figure(table: pd.DataFrame, structure: str) -> go.Figure:
+    """Mean efficiency per strategy × overlap for one irrelevant-axiom structure.
+
+    ``table`` is :func:`dagmath_viz.logic.efficiency_table` output (control rows left out).
+    """
+    part = table[(table["irrelevant"] == structure) & ~table["control"].astype(bool)]
+    order = [o for o in ("none", "entity", "agent", "both") if o in set(part["overlap"])]
+    fig = px.bar(
+        part, x="strategy", y="efficiency", color="overlap", barmode="group",
+        category_orders={"overlap": order}, range_y=[0, 1.05], hover_data=["n", "accuracy"],
+        labels={"efficiency": "mean efficiency", "overlap": "overlap with the goal"},
+        title=f"Efficiency by strategy, irrelevant structure: {structure}",
+    )  # fmt: skip
+    fig.update_layout(**_LAYOUT)
+    fig.update_yaxes(tickformat=".0%")
+    return fig

@@ -31,9 +31,20 @@ from pyvis.network import Network
 
 from dagmath_viz.graph import StepGraph, dead_end_positions, depths
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.validation import is_step_id, validate
+from dagmath_viz.text import short_repr
+from dagmath_viz.validation import is_step_id, step_name, validate
 
-__all__ = ["KINDS", "LARGE_GRAPH", "LEGEND", "LegendEntry", "legend_html", "render_dag_html"]
+__all__ = [
+    "KINDS",
+    "LARGE_GRAPH",
+    "LEGEND",
+    "PROOF_KINDS",
+    "PROOF_LEGEND",
+    "LegendEntry",
+    "legend_html",
+    "render_dag_html",
+    "render_proof_html",
+]
 
 #: Node kinds, the ``kind`` field of every node in the HTML's ``nodes`` DataSet.
 KINDS = ("given", "step", "dead_end", "final_correct", "final_incorrect", "final", "missing")
@@ -65,6 +76,12 @@ _STYLE: dict[str, tuple[str, str, int]] = {
     "final_incorrect": ("#e15759", "#8c1c1e", 2),
     "final": ("#e0e0e0", "#222222", 3),
     "missing": ("#ffffff", "#7f7f7f", 1),
+    # logic-program proofs (render_proof_html)
+    "axiom": ("#a6cee3", "#1f78b4", 1),
+    "shortest": ("#c7e9c0", "#2d6a27", 2),
+    "goal": ("#59a14f", "#2d6a27", 2),
+    "detour": ("#f28e2b", "#a65300", 1),
+    "irrelevant": ("#d4c4e8", "#6a3d9a", 1),
 }
 
 #: The legend as data (paper conventions, DESIGN.md §3).
@@ -77,6 +94,19 @@ LEGEND: tuple[LegendEntry, ...] = (
     LegendEntry("Final step, not scored", _STYLE["final"][0], "thick black", "final"),
     LegendEntry("Structural fault", "#ffffff", "thick red", "fault"),
     LegendEntry("Missing or later parent", "#ffffff", "dashed; dashed red edge", "missing"),
+)
+
+#: Node kinds of a drawn logic-program proof (``render_proof_html``).
+PROOF_KINDS = ("axiom", "shortest", "goal", "detour", "irrelevant")
+#: The legend of a drawn proof.
+PROOF_LEGEND: tuple[LegendEntry, ...] = (
+    LegendEntry("Axiom of the shortest proof", _STYLE["axiom"][0], "thin blue", "axiom"),
+    LegendEntry("Theorem of the shortest proof", _STYLE["shortest"][0], "green", "shortest"),
+    LegendEntry("Goal", _STYLE["goal"][0], "dark", "goal"),
+    LegendEntry("Detour (not in the shortest proof)", _STYLE["detour"][0], "thin", "detour"),
+    LegendEntry(
+        "Irrelevant axiom, or derived from one", _STYLE["irrelevant"][0], "purple", "irrelevant"
+    ),
 )
 
 _EDGE_COLOR = "#8c8c8c"
@@ -162,13 +192,13 @@ def render_dag_html(
     return _make_safe_and_offline(page, n)
 
 
-def legend_html(n_steps: int | None = None) -> str:
+def legend_html(n_steps: int | None = None, entries: tuple[LegendEntry, ...] = LEGEND) -> str:
     """The legend as a strip of plain, escaped text above the drawing (never over it).
 
     ``n_steps`` adds a note for large (> :data:`LARGE_GRAPH`) or empty graphs.
     """
     rows = []
-    for entry in LEGEND:
+    for entry in entries:
         rows.append(
             '<div class="dm-row"><span class="dm-swatch" style="'
             + _swatch_css(entry.kind)
@@ -203,9 +233,8 @@ def _faults_by_position(ids: tuple[Any, ...], faults: Iterable[str]) -> dict[int
     by_prefix: dict[str, set[int]] = {}
     by_name: dict[str, set[int]] = {}
     for pos, sid in enumerate(ids):
-        for prefix in {f"step {sid!r}:", f"step {sid}:"}:
-            by_prefix.setdefault(prefix, set()).add(pos)
-        by_name.setdefault(str(sid), set()).add(pos)
+        by_prefix.setdefault(step_name(sid) + ":", set()).add(pos)
+        by_name.setdefault(short_repr(sid), set()).add(pos)
     found: dict[int, list[str]] = {}
     for msg in faults:
         named: set[int] = set()
@@ -239,7 +268,7 @@ def _bad_references(traj: Trajectory) -> list[tuple[int, int | None, Any]]:
     for i, step in enumerate(traj.steps):
         seen: set[str] = set()
         for p in step.parents:
-            key = repr(p)
+            key = short_repr(p, 200)
             if key in seen:
                 continue
             seen.add(key)
@@ -266,7 +295,7 @@ def _placeholders(
             text = f"S{sid} cites S{_short(graph.ids[parent])}, which is not an earlier step"
             edges.append((parent, child, text))
             continue
-        gid = ids.setdefault(repr(missing), n + len(ids))
+        gid = ids.setdefault(short_repr(missing, 200), n + len(ids))
         label = "missing " + _short(missing)
         ghosts[gid] = (label, min(ghosts.get(gid, (label, level[child]))[1], level[child] - 1))
         edges.append((gid, child, f"S{sid} cites step {_short(missing)}, which does not exist"))
@@ -293,7 +322,7 @@ def _safe(text: str) -> str:
 
 
 def _cut(text: Any, limit: int = MAX_TEXT) -> str:
-    text = text if isinstance(text, str) else str(text)
+    text = text if isinstance(text, str) else short_repr(text, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -412,7 +441,9 @@ div.vis-tooltip { white-space: pre-wrap !important; max-width: 420px; font-famil
 """
 
 
-def _make_safe_and_offline(page: str, n_steps: int) -> str:
+def _make_safe_and_offline(
+    page: str, n_steps: int, legend: tuple[LegendEntry, ...] = LEGEND
+) -> str:
     if "innerHTML" in page:
         # pyvis chose its innerHTML tooltip (or another innerHTML path): titles would run as
         # markup in the app. Neither vis-network nor our template otherwise uses innerHTML.
@@ -426,7 +457,56 @@ def _make_safe_and_offline(page: str, n_steps: int) -> str:
         lambda m: m.group(1) + _URL.sub(r"\1:\\/\\/", m.group(3)) + m.group(4), page
     )
     page = page.replace("</head>", "<style>" + _CSS + "</style>\n</head>", 1)
-    page = page.replace("<body>", "<body>\n" + legend_html(n_steps), 1)
+    page = page.replace("<body>", "<body>\n" + legend_html(n_steps, legend), 1)
     if re.search(r"https?://", page, re.IGNORECASE):
         raise RuntimeError("rendered DAG HTML still refers to an external URL")
     return "<!DOCTYPE html>\n" + page.lstrip()
+
+
+# -- logic-program proofs -----------------------------------------------------------------------
+
+
+def _proof_kind(node: Any) -> str:
+    if node.is_goal:
+        return "goal"
+    if node.irrelevant:
+        return "irrelevant"
+    if not node.in_shortest_proof:
+        return "detour"
+    return "axiom" if node.is_axiom else "shortest"
+
+
+def render_proof_html(graph: Any, *, height_px: int = 520) -> str:
+    """A logic-program proof (:class:`dagmath_viz.logic.ProofGraph`) drawn top-down.
+
+    Theorems of the shortest proof, detours outside it and theorems that come from
+    irrelevant axioms are coloured apart (:data:`PROOF_LEGEND`); every node carries
+    ``kind`` (one of :data:`PROOF_KINDS`) for tests, like :func:`render_dag_html`.
+    """
+    net = Network(
+        height=f"{int(height_px)}px", width="100%", directed=True, cdn_resources="in_line",
+        heading="",
+    )  # fmt: skip
+    net.options = _options(len(graph.nodes))
+    # proofs are wide and shallow (many axioms at level 0): pack them tighter
+    net.options["layout"]["hierarchical"].update(nodeSpacing=48, levelSeparation=110)
+    for node in graph.nodes:
+        kind = _proof_kind(node)
+        title = "\n".join(
+            [
+                f"Theorem {int(node.node_id)}",
+                _cut(node.label),
+                f"atom: {_cut(node.atom, 300)}",
+                f"rule: {node.rule or 'axiom'}",
+            ]
+        )
+        net.add_node(
+            int(node.node_id), label=f"T{int(node.node_id)}", shape="box",
+            title=_safe(title), color=_color(kind, False), borderWidth=_STYLE[kind][2],
+            level=int(node.level), kind=kind,
+        )  # fmt: skip
+    for parent, child in graph.edges:
+        net.edges.append(
+            {"from": int(parent), "to": int(child), "arrows": "to", "color": _EDGE_COLOR}
+        )
+    return _make_safe_and_offline(net.generate_html(), len(graph.nodes), PROOF_LEGEND)

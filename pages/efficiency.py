@@ -1,10 +1,114 @@
-"""Efficiency: logic-program proofs against the shortest proof (placeholder until wired)."""
+"""Efficiency: logic-program word problems, each strategy's proof against the shortest one."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import streamlit as st
 
+from dagmath_viz import figures, tables
+from dagmath_viz.logic import efficiency_table, proof_graph, read_jsonl
+from dagmath_viz.render import render_proof_html
+from dagmath_viz.schema import DagMathError
+from dagmath_viz.text import math_markdown, plain
 from pages import common
 
-common.corpus()
+common.corpus()  # runs the frame first (data source, problems panel)
+GSM = common.ROOT / "sample_data" / "gsm"
 
-st.title("Efficiency")
-st.info("Coming soon.")
+st.title("Efficiency of proofs")
+st.caption(
+    "Math word problems generated as logic programs with irrelevant axioms; each strategy "
+    "acts as a reasoner. Efficiency = |shortest proof| / |proof| in theorems (1 for a "
+    "shortest proof); the non-axiom variant counts derived theorems only. Generate your own "
+    "with `dagmath gsm generate` and `dagmath gsm solve`."
+)
+
+with st.expander("Use your own problems and proofs"):
+    up_problems = st.file_uploader("problems.jsonl (dagmath gsm generate)", type=["jsonl"])
+    up_proofs = st.file_uploader("proofs.jsonl (dagmath gsm solve)", type=["jsonl"])
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _records(path: str) -> list[dict]:
+    return read_jsonl(path)
+
+
+def _uploaded(upload) -> list[dict]:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="dagmath-gsm-"))
+    target = folder / "records.jsonl"
+    target.write_bytes(upload.getvalue())
+    return read_jsonl(target)
+
+
+try:
+    if up_problems and up_proofs:
+        problems, proofs, source = _uploaded(up_problems), _uploaded(up_proofs), "uploaded"
+    else:
+        problems = _records(str(GSM / "problems.jsonl"))
+        proofs = _records(str(GSM / "proofs.jsonl"))
+        source = "bundled sample (seed 2025, 26 problems)"
+    table = efficiency_table(proofs)
+except DagMathError as exc:
+    st.error(f"Could not read the records: {plain(str(exc), 500)}")
+    st.stop()
+
+st.caption(f"Records: {source} · {len(problems)} problems · {len(proofs)} proofs")
+st.subheader("Accuracy and efficiency by strategy × structure × overlap")
+shown = table.copy()
+for col in ("accuracy", "efficiency", "efficiency_non_axiom"):
+    shown[col] = shown[col].map(tables.format_percent)
+st.dataframe(shown, hide_index=True, width="stretch")
+common.download(table, "efficiency.csv", "Download the table (CSV, fractions)")
+
+structures = [s for s in ("trees", "tree", "axiom", "none") if s in set(table["irrelevant"])]
+if structures:
+    structure = st.radio("Irrelevant structure", structures, horizontal=True, key="eff_structure")
+    st.plotly_chart(figures.efficiency_figure(table, structure), width="stretch")
+
+st.subheader("One problem")
+by_id = {str(p["problem_id"]): p for p in problems}
+ids = sorted(by_id, key=lambda i: (len(i), i))
+pick = st.columns([2, 2])
+with pick[0]:
+    pid = common.select(
+        "Problem", ids, "eff_problem", "problem",
+        format_func=lambda i: f"{i} · {by_id[i].get('irrelevant')} / {by_id[i].get('overlap')}",
+    )  # fmt: skip
+strategies = [p["strategy"] for p in proofs if str(p["problem_id"]) == pid]
+with pick[1]:
+    strategy = common.select("Strategy", strategies, "eff_strategy", "strategy")
+problem = by_id[pid]
+left, right = st.columns([3, 2])
+with left:
+    st.markdown("**Problem**")
+    st.markdown(math_markdown(str(problem.get("problem_text", ""))))
+    st.markdown(f"**Question:** {math_markdown(str(problem.get('question', '')))}")
+    st.text(
+        f"Answer: {problem.get('answer')} · shortest proof: {problem.get('shortest_size')} theorems"
+    )
+if strategy is None:
+    st.info("No proof of this problem in the records.")
+    st.stop()
+proof = next(p for p in proofs if str(p["problem_id"]) == pid and p["strategy"] == strategy)
+with right:
+    cells = st.columns(3)
+    cells[0].metric("Answer", "correct" if proof.get("correct") else "wrong")
+    cells[1].metric("Efficiency", tables.format_percent(proof.get("efficiency")))
+    cells[2].metric("Non-axiom", tables.format_percent(proof.get("efficiency_non_axiom")))
+    st.caption(
+        f"{proof.get('n_theorems')} theorems; search-order distance to DFS "
+        f"{proof.get('distance_dfs', float('nan')):.2f}, to BFS "
+        f"{proof.get('distance_bfs', float('nan')):.2f}"
+    )
+    with st.expander("The proof as written"):
+        st.markdown(math_markdown(str(proof.get("proof_text", ""))))
+try:
+    graph = proof_graph(problem, proof)
+except DagMathError as exc:
+    st.error(f"Cannot draw this proof: {plain(str(exc), 300)}")
+else:
+    st.markdown(f"**{strategy} proof as a graph** (hover a node for its theorem)")
+    st.iframe(render_proof_html(graph, height_px=560), height=620)

@@ -241,3 +241,24 @@ def test_dead_ends_category_filter(monkeypatch, logcount_run):
     filtered = _table_with(at, "category")
     assert list(filtered["category"]) == ["unused given"]
     assert list(filtered["step_id"]) == [2]
+
+
+def test_efficiency_strategy_choice_shows_that_proofs_numbers(monkeypatch):
+    at = _app(monkeypatch, None)
+    _run_page(at, "pages/efficiency.py")
+    gsm = Path(APP).parent / "sample_data" / "gsm"
+    proofs = [json.loads(line) for line in (gsm / "proofs.jsonl").open()]
+    pid = at.selectbox(key="eff_problem").value
+    for strategy in ("shortest", "bfs"):
+        at.selectbox(key="eff_strategy").set_value(strategy).run()
+        assert not at.exception
+        record = next(
+            p for p in proofs if str(p["problem_id"]) == pid and p["strategy"] == strategy
+        )
+        shown = {m.label: m.value for m in at.metric}["Efficiency"]
+        assert shown == f"{100 * record['efficiency']:.1f}%"
+    # The shortest strategy's proof is the shortest proof: efficiency exactly 1.
+    at.selectbox(key="eff_strategy").set_value("shortest").run()
+    assert {m.label: m.value for m in at.metric}["Efficiency"] == "100.0%"
+    html = at.get("iframe")[0].proto.srcdoc
+    assert '"kind": "goal"' in html
