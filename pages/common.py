@@ -19,6 +19,7 @@ import streamlit as st
 
 from dagmath_viz.corpus import Corpus, load_corpus
 from dagmath_viz.schema import DagMathError
+from dagmath_viz.text import escape_markdown
 from dagmath_viz.uploads import UploadedFile, materialise_uploads, uploads_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,14 +90,14 @@ def sidebar_data_source() -> Corpus | None:
             try:
                 path = _resolve_data_path(args.data) if choice.startswith("--data") else SAMPLE_DATA
             except DagMathError as exc:
-                st.error(str(exc))
+                st.error(escape_markdown(str(exc)))
                 return None
             source_id, paths, label = f"path:{path}", (str(path),), str(path)
         with st.spinner(f"Loading and scoring {label} …"):
             try:
                 corpus = corpus_for(source_id, paths, answers, label)
             except DagMathError as exc:
-                st.error(f"Could not load {label}: {exc}")
+                st.error(escape_markdown(f"Could not load {label}: {exc}"))
                 return None
         st.session_state["source_id"] = source_id
         st.session_state["extra_issues"] = extra
@@ -106,7 +107,7 @@ def sidebar_data_source() -> Corpus | None:
             cached_derived.clear()
             st.rerun()
     if len(corpus) == 0:
-        st.warning(f"No trajectories found in {label}.")
+        st.warning(escape_markdown(f"No trajectories found in {label}."))
     return corpus
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 from dagmath_viz import figures, metrics, tables
 from dagmath_viz.corpus import natural_key
 from dagmath_viz.render import render_dag_html
+from dagmath_viz.text import escape_markdown
 from pages import common
 
 corpus = common.corpus()
@@ -51,7 +52,7 @@ if problem is not None:
     for i, model in enumerate(models):
         with columns[i % len(columns)]:
             row = corpus.row_of(model, dataset, problem, sample)
-            st.markdown(f"**{model}**")
+            st.markdown(f"**{escape_markdown(model)}**")
             if row is None:
                 st.info("No such sample for this model.")
                 continue
@@ -95,7 +96,10 @@ for metric, label in (("prr", "R̂"), ("pass_at_1", "PASS@1"), ("auc", "AUC")):
             f"{tables.format_percent(d.difference.high)}]",
         }
     )
-st.markdown(f"**Paired bootstrap over shared problems** — A = {model_a}, B = {model_b}")
+st.markdown(
+    f"**Paired bootstrap over shared problems** — A = {escape_markdown(model_a)}, "
+    f"B = {escape_markdown(model_b)}"
+)
 diff_table = pd.DataFrame(rows)
 st.dataframe(diff_table, hide_index=True, width="stretch")
 common.download(diff_table, "paired_differences.csv", "Download the differences (CSV)")

@@ -10,7 +10,7 @@ from dagmath_viz import figures, tables
 from dagmath_viz.logic import efficiency_table, proof_graph, read_jsonl
 from dagmath_viz.render import render_proof_html
 from dagmath_viz.schema import DagMathError
-from dagmath_viz.text import math_markdown, plain
+from dagmath_viz.text import escape_markdown, math_markdown, plain
 from pages import common
 
 common.corpus()  # runs the frame first (data source, problems panel)
@@ -52,7 +52,7 @@ try:
         source = "bundled sample (seed 2025, 26 problems)"
     table = efficiency_table(proofs)
 except DagMathError as exc:
-    st.error(f"Could not read the records: {plain(str(exc), 500)}")
+    st.error(escape_markdown(f"Could not read the records: {plain(str(exc), 500)}"))
     st.stop()
 
 st.caption(f"Records: {source} · {len(problems)} problems · {len(proofs)} proofs")
@@ -108,7 +108,9 @@ with right:
 try:
     graph = proof_graph(problem, proof)
 except DagMathError as exc:
-    st.error(f"Cannot draw this proof: {plain(str(exc), 300)}")
+    st.error(escape_markdown(f"Cannot draw this proof: {plain(str(exc), 300)}"))
 else:
-    st.markdown(f"**{strategy} proof as a graph** (hover a node for its theorem)")
+    st.markdown(
+        f"**{escape_markdown(str(strategy))} proof as a graph** (hover a node for its theorem)"
+    )
     st.iframe(render_proof_html(graph, height_px=560), height=620)

@@ -63,7 +63,8 @@ rec = df.iloc[row]
 traj = corpus.trajectory(row)
 position = order.index((problem, sample)) + 1
 st.caption(
-    f"Trajectory {position:,} of {len(order):,} shown · source: {plain(rec['source'] or '', 200)}"
+    f"Trajectory {position:,} of {len(order):,} shown · source: "
+    + escape_markdown(plain(rec["source"] or "", 200))
 )
 
 BADGE = {
@@ -86,7 +87,7 @@ answer_cols = st.columns(2)
 answer_cols[0].text(f"Predicted answer: {plain(str(rec['predicted_answer'] or '—'), 300)}")
 answer_cols[1].text(f"Reference answer: {plain(str(rec['reference_answer'] or '—'), 300)}")
 for error in rec["errors"] or ():
-    st.error(plain(error, 500), icon=":material/error:")
+    st.error(escape_markdown(plain(error, 500)), icon=":material/error:")
 
 if traj is None:
     st.info("This record was read from scored JSONL and carries no steps to draw.")
