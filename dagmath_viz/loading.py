@@ -18,6 +18,8 @@ from typing import Any
 import orjson
 
 from dagmath_viz.schema import CLASSES, InputError, LoadIssue, Step, Trajectory
+from dagmath_viz.text import short_repr
+from dagmath_viz.validation import step_name
 
 __all__ = [
     "ANSWER_FILE_NAMES",
@@ -34,6 +36,8 @@ _OFFICIAL = re.compile(r"^problem_(.+)_all_samples\.jsonl?$")
 _GOLD_NAME = re.compile(r"^problem_(.+)\.jsonl?$")
 #: Fields that mark a record written by ``dagmath score`` (a valid app input too).
 SCORED_FIELDS = frozenset({"n_nodes", "dead_ends", "closeness_rate", "class"})
+#: Longest step id or parent kept verbatim when it is not an integer (see ``_as_read``).
+MAX_ID_CHARS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +80,33 @@ class LoadResult:
 # --------------------------------------------------------------------------- JSON reading
 
 
-def _decode_error(exc: orjson.JSONDecodeError) -> str:
-    # orjson's message already says what failed; lineno/colno say where.
+def _decode_error(exc: orjson.JSONDecodeError, data: bytes) -> str:
+    # orjson's message already says what failed; lineno/colno say where. Invalid UTF-8 is
+    # checked before parsing, so orjson then says "line 1, column 1": find the byte instead.
+    bad_byte = _utf8_fault(data)
+    if bad_byte:
+        return bad_byte
     msg = str(exc).split(": line ")[0]
     return f"line {exc.lineno}, column {exc.colno}: invalid JSON ({msg})"
+
+
+def _utf8_fault(data: bytes, first_line: int = 1) -> str | None:
+    """Where ``data`` stops being UTF-8 (line, column, the byte), or None when it is UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = first_line + data.count(b"\n", 0, exc.start)
+        column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+        return (
+            f"line {line}, column {column}: invalid JSON (not UTF-8: byte 0x{data[exc.start]:02x})"
+        )
+    return None
+
+
+def _json_type(value: Any) -> str:
+    """The type of a JSON value as messages name it (``null`` for None)."""
+    return "null" if value is None else type(value).__name__
 
 
 def read_json_documents(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:
@@ -97,18 +124,16 @@ def read_json_documents(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:
                 try:
                     yield f"line {lineno}", orjson.loads(line)
                 except orjson.JSONDecodeError as exc:
-                    yield (
-                        f"line {lineno}",
-                        InputError(
-                            f"line {lineno}, column {exc.colno}: invalid JSON "
-                            f"({str(exc).split(': line ')[0]})"
-                        ),
+                    message = _utf8_fault(line, first_line=lineno) or (
+                        f"line {lineno}, column {exc.colno}: invalid JSON "
+                        f"({str(exc).split(': line ')[0]})"
                     )
+                    yield f"line {lineno}", InputError(message)
         return
     try:
         yield "", orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise InputError(_decode_error(exc)) from None
+        raise InputError(_decode_error(exc, data)) from None
 
 
 # --------------------------------------------------------------------------- answer keys
@@ -230,25 +255,39 @@ def _parse_steps(raw: Any, faults: list[str]) -> tuple[tuple[Step, ...], bool]:
     gold = False
     for i, item in enumerate(raw, start=1):
         if not isinstance(item, dict):
-            faults.append(f"step at position {i}: is {type(item).__name__}, expected an object")
+            faults.append(f"step at position {i}: is {_json_type(item)}, expected an object")
             continue
         gold = gold or "node" in item
-        sid = item.get("step_id")
+        sid = _as_read(item.get("step_id"))
         parents = item.get("direct_dependent_steps")
         if parents is None:
             parents = ()
         elif isinstance(parents, list):
-            parents = tuple(parents)
+            parents = tuple(_as_read(p) for p in parents)
         else:
             faults.append(
-                f"step {sid!r}: direct_dependent_steps is {type(parents).__name__}, "
+                f"{step_name(sid)}: direct_dependent_steps is {_json_type(parents)}, "
                 "expected a list or null"
             )
-            parents = (parents,) if isinstance(parents, int | str) else ()
+            parents = (_as_read(parents),) if isinstance(parents, int | str) else ()
         text = _text_field(item, ("text", "node"), sid, faults)
         why = _text_field(item, ("thinking", "edge"), sid, faults)
         steps.append(Step(step_id=sid, parents=parents, text=text, justification=why))
     return tuple(steps), gold
+
+
+def _as_read(value: Any) -> Any:
+    """A step id or parent as read, when it is a JSON scalar; else a short text naming it.
+
+    Ids that are not integers make the trajectory illegal whatever they are, but a nested
+    list (JSON allows 1,000 levels) or a megabyte of text would then travel through every
+    message, record and page: keep a bounded description instead.
+    """
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
+        return value
+    return short_repr(value, MAX_ID_CHARS)
 
 
 def _text_field(item: dict, names: tuple[str, str], sid: Any, faults: list[str]) -> str:
@@ -258,8 +297,8 @@ def _text_field(item: dict, names: tuple[str, str], sid: Any, faults: list[str])
             continue
         if isinstance(value, str):
             return value
-        faults.append(f"step {sid!r}: field '{name}' is {type(value).__name__}, expected text")
-        return str(value)
+        faults.append(f"{step_name(sid)}: field '{name}' is {_json_type(value)}, expected text")
+        return short_repr(value, 1000)
     return ""
 
 
@@ -272,7 +311,7 @@ def parse_record(
     if not isinstance(obj, dict):
         return None, [
             LoadIssue(
-                ctx_file, where, f"record is {type(obj).__name__}, expected an object with 'steps'"
+                ctx_file, where, f"record is {_json_type(obj)}, expected an object with 'steps'"
             )
         ]
     issues: list[LoadIssue] = []
@@ -287,7 +326,7 @@ def parse_record(
             LoadIssue(
                 ctx_file,
                 where,
-                f"sample_id {sid!r} is not an integer; using its position {position}",
+                f"sample_id {short_repr(sid)} is not an integer; using its position {position}",
                 "warning",
             )
         )
@@ -355,7 +394,7 @@ def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]
                 LoadIssue(
                     str(path),
                     location or "top level",
-                    f"JSON {type(doc).__name__} found, expected a list of "
+                    f"JSON {_json_type(doc)} found, expected a list of "
                     "samples or an object with 'steps'",
                 )
             )
@@ -389,21 +428,28 @@ def _scored_fault(record: dict) -> str | None:
     for name in _SCORED_NUMBERS:
         value = record.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-            return f"scored record: '{name}' is {value!r}, expected a number"
+            return f"scored record: '{name}' is {short_repr(value)}, expected a number"
     if record.get("class") not in CLASSES:
-        return f"scored record: unknown class {record.get('class')!r}"
-    if not isinstance(record.get("closed"), bool):
-        return f"scored record: 'closed' is {record.get('closed')!r}, expected true or false"
+        return f"scored record: unknown class {short_repr(record.get('class'))}"
+    closed = record.get("closed")
+    if not isinstance(closed, bool):
+        return f"scored record: 'closed' is {short_repr(closed)}, expected true or false"
     for name in ("final_correct", "perfect"):
-        if record.get(name) is not None and not isinstance(record.get(name), bool):
-            return f"scored record: '{name}' is {record.get(name)!r}, expected true, false or null"
+        value = record.get(name)
+        if value is not None and not isinstance(value, bool):
+            return f"scored record: '{name}' is {short_repr(value)}, expected true, false or null"
     if not isinstance(record.get("dead_ends"), list):
         return "scored record: 'dead_ends' is not a list"
     return None
 
 
 def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[Path], list[LoadIssue]]:
-    """Data files and answer files under the given paths; refuses links leading outside."""
+    """Data files and answer files under the given paths; refuses links leading outside.
+
+    A path given by name is the user's choice and read wherever it leads (a link
+    included); inside a folder, a link (to a file or a folder) that leads out of that
+    folder is refused and reported, so a results folder cannot make us read elsewhere.
+    """
     data_files: list[Path] = []
     answer_files: list[Path] = []
     issues: list[LoadIssue] = []
@@ -412,21 +458,48 @@ def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[Path], list
         if not root.exists():
             issues.append(LoadIssue(str(root), "file", "no such file or folder"))
             continue
-        root_resolved = root.resolve()
-        candidates = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for p in candidates:
-            if root.is_dir() and not p.resolve().is_relative_to(root_resolved):
-                issues.append(
-                    LoadIssue(
-                        str(p), "file", f"refused: a link leading outside the data folder {root}"
-                    )
-                )
-                continue
+        if root.is_file():
+            if root.name.lower() in ANSWER_FILE_NAMES:
+                answer_files.append(root)
+            elif root.suffix.lower() in DATA_SUFFIXES:
+                data_files.append(root)
+            else:
+                issues.append(LoadIssue(str(root), "file", "skipped: not a .json or .jsonl file"))
+            continue
+        found, refused = _walk(root)
+        issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
+        for p in found:
             if p.name.lower() in ANSWER_FILE_NAMES:
                 answer_files.append(p)
             elif p.suffix.lower() in DATA_SUFFIXES:
                 data_files.append(p)
     return data_files, answer_files, issues
+
+
+def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Regular files under ``root`` (sorted), and the links in it refused with the reason.
+
+    Links to folders are not followed (``rglob`` skips them); one that leads outside is
+    refused, one that stays inside adds nothing its target does not already hold. A link
+    that leads outside to nothing is ignored like any broken link; a loop is reported.
+    """
+    root_resolved = root.resolve()
+    found: list[Path] = []
+    refused: list[tuple[Path, str]] = []
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink():
+            try:
+                target = p.resolve()
+            except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
+                refused.append((p, "refused: a link that loops"))
+                continue
+            if not target.is_relative_to(root_resolved):
+                if target.exists():
+                    refused.append((p, f"refused: a link leading outside the data folder {root}"))
+                continue
+        if p.is_file():
+            found.append(p)
+    return found, refused
 
 
 def load_paths(

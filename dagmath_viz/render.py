@@ -52,6 +52,10 @@ KINDS = ("given", "step", "dead_end", "final_correct", "final_incorrect", "final
 LARGE_GRAPH = 1500
 #: Longest hover text piece (node text, justification) before it is cut.
 MAX_TEXT = 600
+#: Deepest graph handed to vis-network's hierarchical layout: it recurses once per level,
+#: and a chain of about 2,800 steps overflows Chromium's stack (nothing is drawn). Deeper
+#: graphs get their positions from here, by the same levels.
+MAX_LAYOUT_DEPTH = 1000
 
 _FAULT_BORDER = "#d62728"
 _FAULT_BORDER_WIDTH = 4
@@ -157,11 +161,16 @@ def render_dag_html(
         cdn_resources="in_line",
         heading="",
     )
-    net.options = _options(n)
+    levels = {pos: level[pos] + shift for pos in range(n)}
+    levels.update({gid: lv + shift for gid, (_, lv) in ghosts.items()})
+    deep = max(levels.values(), default=0) > MAX_LAYOUT_DEPTH
+    at = _positions(levels) if deep else {}
+    net.options = _options(n, hierarchical=not deep)
     for pos in range(n):
         kind = _kind(pos, traj, dead, final_correct)
         net.add_node(
             pos,
+            **at.get(pos, {}),
             label="S" + _short(graph.ids[pos], 12),
             shape="box",
             title=_safe(_node_title(traj.steps[pos], kind, faulty.get(pos, []))),
@@ -182,6 +191,7 @@ def render_dag_html(
             color=_color("missing", False),
             shapeProperties={"borderDashes": [4, 4]},
             level=ghost_level + shift,
+            **at.get(gid, {}),
             kind="missing",
             dead_end=False,
             fault=False,
@@ -382,12 +392,25 @@ def _add_edges(net: Network, graph: StepGraph, extra: list[tuple[int, int, str]]
         )
 
 
-def _options(n_nodes: int) -> dict[str, Any]:
+def _positions(levels: dict[int, int]) -> dict[int, dict[str, int]]:
+    """x, y of each node: one row per level, top-down, each row centred (in node order)."""
+    rows: dict[int, list[int]] = {}
+    for node, lv in sorted(levels.items()):
+        rows.setdefault(lv, []).append(node)
+    at = {}
+    for lv, nodes in rows.items():
+        for i, node in enumerate(nodes):
+            at[node] = {"x": int((i - (len(nodes) - 1) / 2) * 90), "y": lv * 80}
+    return at
+
+
+def _options(n_nodes: int, hierarchical: bool = True) -> dict[str, Any]:
     large = n_nodes > LARGE_GRAPH
     return {
         "layout": {
+            "improvedLayout": hierarchical,
             "hierarchical": {
-                "enabled": True,
+                "enabled": hierarchical,
                 "direction": "UD",
                 "levelSeparation": 80,
                 "nodeSpacing": 70,
@@ -396,7 +419,7 @@ def _options(n_nodes: int) -> dict[str, Any]:
                 "blockShifting": not large,
                 "edgeMinimization": not large,
                 "parentCentralization": not large,
-            }
+            },
         },
         "physics": {"enabled": False},
         "interaction": {"hover": True, "tooltipDelay": 120, "dragNodes": True},

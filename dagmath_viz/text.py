@@ -9,8 +9,10 @@ paragraph into math) would still change the page, so both are neutralised here.
 from __future__ import annotations
 
 import re
+import reprlib
+from typing import Any
 
-__all__ = ["escape_markdown", "math_markdown", "normalise_statement", "plain"]
+__all__ = ["escape_markdown", "math_markdown", "normalise_statement", "plain", "short_repr"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&=:^\"'$])")
 # $$...$$ or $...$ with no newline-pair inside; \$ is a literal dollar.
@@ -64,3 +66,25 @@ def normalise_statement(text: str) -> str:
     True
     """
     return _TEX_NOISE.sub("", text).lower().rstrip(".")
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 6
+
+
+def short_repr(value: Any, limit: int = 100) -> str:
+    """``repr(value)`` for a message about untrusted data: bounded in depth and length.
+
+    A plain ``repr`` of a value read from a file can be megabytes long or nested deeper
+    than the interpreter recurses (JSON allows 1,000 levels); this never raises.
+
+    >>> short_repr([[[[[[1]]]]]]), short_repr("x" * 500, limit=12)
+    ('[[[[...]]]]', "'xxxxxxxxxx…")
+    """
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001 - e.g. an int too long to print; any value gets a name
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

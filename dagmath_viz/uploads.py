@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import stat
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dagmath_viz.schema import InputError, LoadIssue, UnsafePathError
+from dagmath_viz.text import short_repr
 
 __all__ = ["MAX_FILES", "MAX_TOTAL_BYTES", "UploadedFile", "materialise_uploads", "uploads_id"]
 
@@ -43,7 +45,9 @@ def uploads_id(files: Sequence[UploadedFile]) -> str:
 def _safe_member_path(name: str) -> PurePosixPath:
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
-        raise UnsafePathError(f"member {name!r} would be written outside the upload folder")
+        raise UnsafePathError(
+            f"member {short_repr(name, 200)} would be written outside the upload folder"
+        )
     return path
 
 
@@ -53,7 +57,7 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list[int]) -> list[
     issues: list[LoadIssue] = []
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    except _MEMBER_ERRORS as exc:
         raise InputError(f"{name}: not a readable zip archive ({exc})") from None
     members = [m for m in archive.infolist() if not m.is_dir()]
     if len(members) > MAX_FILES:
@@ -62,7 +66,7 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list[int]) -> list[
     if declared > budget[0]:
         raise InputError(f"{name}: would inflate to {declared} bytes; the cap is {budget[0]}")
     for m in members:
-        where = f"member {m.filename!r}"
+        where = f"member {short_repr(m.filename, 200)}"
         try:
             rel = _safe_member_path(m.filename)
         except UnsafePathError as exc:
@@ -74,14 +78,49 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list[int]) -> list[
         if rel.suffix.lower() not in _DATA_SUFFIXES:
             continue
         target = dest.joinpath(*rel.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with archive.open(m) as src, open(target, "wb") as out:
-            while chunk := src.read(_CHUNK):
-                budget[0] -= len(chunk)
-                if budget[0] < 0:
-                    raise InputError(f"{name}: inflates past the cap of {MAX_TOTAL_BYTES} bytes")
-                out.write(chunk)
+        try:
+            _inflate(archive, m, target, budget)
+        except _MEMBER_ERRORS as exc:
+            # encrypted, an unknown compression, a bad CRC, a name that is not a valid path
+            # here (too long, a file where a folder is needed): skip the member, say why
+            _discard(target)
+            issues.append(LoadIssue(name, where, f"skipped: cannot extract ({exc})"))
+        except InputError:
+            _discard(target)  # no half-written file is left to be loaded
+            raise
     return issues
+
+
+def _discard(path: Path) -> None:
+    """Remove a half-written member (the path may be one the file system refuses)."""
+    try:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    except OSError:
+        pass
+
+
+# What extracting one member can raise besides our own InputError (the cap).
+_MEMBER_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    RuntimeError,  # encrypted member
+    NotImplementedError,  # compression method zipfile does not know
+    OSError,
+    ValueError,
+)
+
+
+def _inflate(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, budget: list[int]):
+    """Write one member, counting its inflated bytes against the budget as they come."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with archive.open(member) as src, open(target, "wb") as out:
+        while chunk := src.read(_CHUNK):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                raise InputError(f"inflates past the cap of {MAX_TOTAL_BYTES} bytes")
+            out.write(chunk)
 
 
 def materialise_uploads(files: Sequence[UploadedFile], dest: Path) -> list[LoadIssue]:
@@ -105,8 +144,11 @@ def materialise_uploads(files: Sequence[UploadedFile], dest: Path) -> list[LoadI
             target = dest / "uploaded" / base
             if target.exists():
                 target = dest / "uploaded" / f"{i:03d}" / base
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(f.data)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(f.data)
+            except (OSError, ValueError) as exc:  # a name too long, or holding a NUL
+                issues.append(LoadIssue(base, "file", f"skipped: cannot be stored ({exc})"))
         else:
             issues.append(LoadIssue(base, "file", "not a .json, .jsonl, .csv or .zip file"))
     return issues

@@ -13,8 +13,9 @@ from typing import Any
 
 from dagmath_viz.graph import StepGraph
 from dagmath_viz.schema import Step, Trajectory
+from dagmath_viz.text import short_repr
 
-__all__ = ["Validation", "build_graph", "is_step_id", "validate"]
+__all__ = ["Validation", "build_graph", "is_step_id", "step_name", "validate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,14 @@ def is_step_id(value: Any) -> bool:
     return type(value) is int
 
 
+def step_name(step_id: Any) -> str:
+    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length.
+
+    :mod:`dagmath_viz.render` finds the step a message is about by this prefix.
+    """
+    return f"step {short_repr(step_id)}"
+
+
 def build_graph(steps: tuple[Step, ...]) -> Validation:
     """Check the steps' ids and references; keep only well-formed edges.
 
@@ -45,7 +54,7 @@ def build_graph(steps: tuple[Step, ...]) -> Validation:
     for i, step in enumerate(steps):
         sid = step.step_id
         if not is_step_id(sid):
-            faults.append(f"step at position {i + 1}: step_id {sid!r} is not an integer")
+            faults.append(f"step at position {i + 1}: step_id {short_repr(sid)} is not an integer")
         elif sid in position:
             faults.append(f"step {sid}: duplicate step_id (first at position {position[sid] + 1})")
         else:
@@ -55,15 +64,16 @@ def build_graph(steps: tuple[Step, ...]) -> Validation:
     forward: list[tuple[int, int]] = []  # (child pos, parent pos) for the cycle check
     for i, step in enumerate(steps):
         kept: set[int] = set()
+        name = step_name(step.step_id)
         for p in step.parents:
             if not is_step_id(p):
-                faults.append(f"step {step.step_id!r}: parent {p!r} is not an integer step id")
+                faults.append(f"{name}: parent {short_repr(p)} is not an integer step id")
             elif p not in position:
-                faults.append(f"step {step.step_id!r}: parent {p} does not exist")
+                faults.append(f"{name}: parent {p} does not exist")
             elif position[p] == i:
-                faults.append(f"step {step.step_id!r}: cites itself")
+                faults.append(f"{name}: cites itself")
             elif position[p] > i:
-                faults.append(f"step {step.step_id!r}: parent {p} is not an earlier step")
+                faults.append(f"{name}: parent {p} is not an earlier step")
                 forward.append((i, position[p]))
             else:
                 kept.add(position[p])
@@ -78,19 +88,38 @@ def build_graph(steps: tuple[Step, ...]) -> Validation:
 
 
 def _find_cycle(graph: StepGraph, forward: list[tuple[int, int]]) -> list[int] | None:
-    """A cycle through the forward references, if any (networkx only on this rare path)."""
-    import networkx as nx
+    """A cycle through the forward references, if any, as positions (first one repeated).
 
-    g = nx.DiGraph()
-    g.add_nodes_from(range(graph.n_nodes))
+    An iterative depth-first search, linear in steps + references: networkx's
+    ``find_cycle`` is quadratic on long chains (10,000 forward references took minutes),
+    and a recursive search would overflow Python's stack.
+    """
+    n = graph.n_nodes
+    children: list[list[int]] = [[] for _ in range(n)]
     for child, parents in enumerate(graph.parents):
-        g.add_edges_from((p, child) for p in parents)
-    g.add_edges_from((parent, child) for child, parent in forward)
-    try:
-        edges = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
-        return None
-    return [u for u, _ in edges] + [edges[0][0]]
+        for p in parents:
+            children[p].append(child)
+    for child, parent in forward:
+        children[parent].append(child)
+    state = [0] * n  # 0: not seen, 1: on the current path, 2: finished
+    for start in range(n):
+        if state[start]:
+            continue
+        path = [start]
+        todo = [iter(children[start])]
+        state[start] = 1
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                todo.pop()
+            elif state[nxt] == 1:
+                return path[path.index(nxt) :] + [nxt]
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                path.append(nxt)
+                todo.append(iter(children[nxt]))
+    return None
 
 
 def validate(traj: Trajectory) -> Validation:
@@ -100,5 +129,5 @@ def validate(traj: Trajectory) -> Validation:
     if not traj.steps:
         faults.append("no steps")
     elif not traj.steps[-1].text.strip():
-        faults.append(f"step {traj.steps[-1].step_id!r}: final step has no answer text")
+        faults.append(f"{step_name(traj.steps[-1].step_id)}: final step has no answer text")
     return Validation(graph=result.graph, faults=tuple(faults))

@@ -1,0 +1,206 @@
+"""The real app in headless Chromium over the bad corpus and bad uploads.
+
+Every page runs without a traceback or a console error (Streamlit's own ``/<page>/_stcore/``
+404 probes aside), and hostile text from every field the corpus uses -- model, dataset,
+problem id, problem text, step text, thinking/edge, answers, file and folder names -- shows
+as text and never runs: nothing sets ``window.__pwned``, no dialog opens, no ``javascript:``
+link or injected image appears. Uploads of the corpus's zips land only in the upload folder.
+
+The corpus is ``tests/test_hardening.py``'s, less the two answers that stall a computer
+algebra system (27, 29): the deadline on them is tested by ``dagmath score`` and AppTest,
+and here it would only cost two five-second waits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.app.browser import REPO_ROOT, dag_frame, hover_node, node_points, wait_for_app
+from tests.test_hardening import (
+    ABSOLUTE_MEMBER,
+    BAD,
+    HOSTILE_BROKEN_FILE,
+    HOSTILE_DATASET_DIR,
+    HOSTILE_FILE,
+    HOSTILE_MODEL_DIR,
+    PWN,
+    build_bad_corpus,
+    declared_bomb,
+)
+
+pytestmark = pytest.mark.browser
+
+HOSTILE_MODEL = f"m<script>{PWN}</script>"
+HOSTILE_DATASET = f'd<img src=x onerror="{PWN}">'
+INJECTED_JS = """() => [...document.querySelectorAll(
+    'img[src="x"], a[href^="javascript"], script:not([src]), svg[onload], [onerror]')]
+  .filter(e => (e.outerHTML || '').includes('pwned')).length"""
+JAVASCRIPT_LINKS_JS = """() => [...document.querySelectorAll('a[href]')]
+  .filter(a => a.getAttribute('href').trim().toLowerCase().startsWith('javascript')).length"""
+
+
+@pytest.fixture(scope="module")
+def bad_server(streamlit_server, tmp_path_factory):
+    """The app on the bad corpus; its TMPDIR (where uploads land) is a folder we watch."""
+    base = tmp_path_factory.mktemp("browser-bad")
+    corpus = build_bad_corpus(base)
+    for stall in ("27_power_tower.json", "29_huge_factorial.json"):
+        corpus.path(stall).unlink()
+    server_tmp = base / "server-tmp"
+    server_tmp.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TMPDIR", str(server_tmp))
+        url = streamlit_server(REPO_ROOT / "app.py", "--data", str(corpus.root))
+    return url, corpus, server_tmp
+
+
+def _open(page, url: str) -> None:
+    page.goto(url)
+    wait_for_app(page)
+    assert page.locator("[data-testid=stException]").count() == 0, url
+    assert "Traceback" not in page.inner_text("body"), url
+
+
+def _assert_nothing_ran(page, where: str) -> None:
+    assert page.evaluate("() => window.__pwned") is None, where
+    assert page.evaluate(INJECTED_JS) == 0, where
+    assert page.evaluate(JAVASCRIPT_LINKS_JS) == 0, where
+
+
+def _clean_console(page_events) -> None:
+    # Streamlit probes /<page>/_stcore/... before falling back to /_stcore/...; those 404s
+    # are its own and harmless, every other console error counts.
+    page_events.console_errors = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
+
+
+def _trajectory_url(url: str, model: str, dataset: str, problem: str) -> str:
+    query = {"model": model, "dataset": dataset, "problem": problem, "sample": "0"}
+    return f"{url}/trajectory?{urlencode(query)}"
+
+
+def _check_dag(page, expect_nodes: int, hostile: str) -> None:
+    frame = dag_frame(page)
+    assert frame.evaluate("() => nodes.get().length") == expect_nodes
+    titles = frame.evaluate("() => nodes.get().map(n => n.title).join('\\n')")
+    assert hostile in titles  # the markup travels as text
+    page.locator("iframe[data-testid=stIFrame]").scroll_into_view_if_needed()
+    for point in list(node_points(page, frame).values())[:1]:
+        hover_node(page, frame, point, expect="Step")  # asserts the tooltip holds no elements
+    assert frame.evaluate("() => window.__pwned") is None
+    assert frame.evaluate("() => document.querySelectorAll('img, a, iframe').length") == 0
+
+
+def _pages(url: str) -> list[str]:
+    """Every page; the trajectory and compare pages opened on hostile names."""
+    return [
+        url,
+        _trajectory_url(url, "bad", "bad", "46"),  # from the file with the hostile name
+        f"{url}/compare?{urlencode({'models': ['gold', HOSTILE_MODEL]}, doseq=True)}",
+        f"{url}/distributions",
+        f"{url}/dead_ends",
+        f"{url}/efficiency",
+    ]
+
+
+def test_every_page_over_the_bad_corpus(app_page, page_events, bad_server):
+    url, _, _ = bad_server
+    for address in _pages(url):
+        _open(app_page, address)
+        assert app_page.locator("h1").count() >= 1, address
+        panel = app_page.get_by_text("load or scoring problems")
+        assert panel.count() == 1, address  # the problems panel is on every page
+        _assert_nothing_ran(app_page, address)
+        body = app_page.inner_text("[data-testid=stMain]")
+        if "/trajectory?" in address:  # the file name is in the caption, as text
+            assert f"{HOSTILE_FILE}:item 1" in body
+            _check_dag(app_page, 4, "xy = 6")
+        if "/compare?" in address:  # the two hostile-named models share a hostile dataset
+            assert HOSTILE_DATASET in body
+    _clean_console(page_events)
+
+
+HOSTILE_TRAJECTORIES = [
+    # (model, dataset, problem, nodes, hostile text expected in the node titles)
+    pytest.param(HOSTILE_MODEL, HOSTILE_DATASET, f'33<img src=x onerror="{PWN}">', 4,
+                 f"<script>{PWN}</script>", id="model-output-fields"),
+    pytest.param("gold", HOSTILE_DATASET, f"33g[click](javascript:{PWN}) ![i](x)", 2,
+                 f'<a h\u200bref="javascript:{PWN}">h\u200bref</a>', id="gold-fields"),
+    pytest.param(HOSTILE_MODEL, HOSTILE_DATASET, "33i", 3, "Step [s](javascript:",
+                 id="markup-step-id"),
+    pytest.param(HOSTILE_MODEL_DIR, HOSTILE_DATASET_DIR, "48", 4, "xy = 6",
+                 id="folder-names"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("model", "dataset", "problem", "n", "hostile"), HOSTILE_TRAJECTORIES)
+def test_hostile_trajectories_show_as_text(
+    app_page, page_events, bad_server, model, dataset, problem, n, hostile
+):
+    url, _, _ = bad_server
+    _open(app_page, _trajectory_url(url, model, dataset, problem))
+    _check_dag(app_page, n, hostile)
+    _assert_nothing_ran(app_page, problem)
+    _clean_console(page_events)
+
+
+def _upload_tree(server_tmp: Path) -> list[str]:
+    return sorted(
+        p.relative_to(server_tmp).as_posix()
+        for p in server_tmp.rglob("*")
+        if p.is_file() or p.is_symlink()
+    )
+
+
+def test_bad_uploads_are_refused_and_named(app_page, page_events, bad_server, tmp_path):
+    url, _, server_tmp = bad_server
+    before = _upload_tree(server_tmp)
+    _open(app_page, url)
+    app_page.get_by_text("Uploaded files", exact=True).click()
+    wait_for_app(app_page)
+    good = (BAD / "00_good.json").read_bytes()
+    files = [
+        ("30_zip_traversal.zip", (BAD / "30_zip_traversal.zip").read_bytes()),
+        ("31_zip_bomb.zip", declared_bomb()),
+        ("00_good.json", good),
+        (HOSTILE_FILE, json.dumps([{**json.loads(good)[0], "problem_id": "46"}]).encode()),
+        (HOSTILE_BROKEN_FILE, b'[{"problem_id": "47", "steps": ['),
+    ]
+    app_page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(
+        [{"name": n, "mimeType": "application/octet-stream", "buffer": b} for n, b in files]
+    )
+    app_page.get_by_text("load or scoring problems").wait_for()
+    wait_for_app(app_page)
+    assert app_page.locator("[data-testid=stException]").count() == 0
+    sidebar = app_page.inner_text("[data-testid=stSidebar]")
+    # 00_good.json (2), the zip's good member (1), the hostile-named file (1)
+    assert "4 trajectories from 4 files" in sidebar, sidebar
+    # the panel lists every refusal by file: download it as the user would
+    app_page.get_by_text("load or scoring problems").click()
+    with app_page.expect_download() as download:
+        app_page.get_by_text("Download the problems (CSV)").click()
+    table = Path(download.value.path()).read_text()
+    for fragment in (
+        "30_zip_traversal.zip,member '../30_escaped.json',error,refused",
+        "30_zip_traversal.zip,member 'run/../../30_escaped_nested.json',error,refused",
+        "30_zip_traversal.zip,member '/tmp/dagmath-hardening-30_absolute.json',error,refused",
+        "31_zip_bomb.zip,file,error,would inflate to 4026531840 bytes",
+        f"{HOSTILE_BROKEN_FILE},file,error,line 1, column 33: invalid JSON",
+    ):
+        assert fragment in table.replace('"', ""), (fragment, table)
+    _assert_nothing_ran(app_page, "uploads")
+    # nothing landed outside the upload folder, and nothing escaped it
+    after = [p for p in _upload_tree(server_tmp) if p not in before]
+    assert after and all(p.startswith("dagmath-viz-uploads/") for p in after), after
+    assert not [p for p in after if "30_escaped" in p or "bomb" in p]
+    assert not ABSOLUTE_MEMBER.exists()
+    assert not list(server_tmp.parent.rglob("30_escaped*"))
+    assert not os.path.exists(server_tmp.parent / "30_escaped.json")
+    _clean_console(page_events)
