@@ -176,7 +176,8 @@ def cohort_masks(df: pd.DataFrame) -> dict[str, pd.Series]:
 
     As DEFINITIONS.md §1 has them: Incorrect is a wrong answer (illegal ones included),
     Correct is perfect ∪ imperfect, Perfect is closed and right. So an illegal trajectory
-    with a right answer is in All only, and All = Incorrect + Correct + unscored + that.
+    with a right answer is in All only, and All = Incorrect + Correct + (no reference answer,
+    illegal ones included) + (illegal with a right answer).
     """
     return {
         "All": pd.Series(True, index=df.index),

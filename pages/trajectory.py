@@ -102,11 +102,29 @@ with graph_col:
         traj, dead_ends=rec["dead_ends"], final_correct=rec["final_correct"], height_px=height
     )
     st.iframe(html, height=height + 70)
+STEPS_PER_PAGE = 200
+
+
+def _step_window(steps: tuple, wanted: str | None) -> tuple[int, int]:
+    """The slice of steps to list: all of them, or a page of STEPS_PER_PAGE for long ones."""
+    if len(steps) <= STEPS_PER_PAGE:
+        return 0, len(steps)
+    starts = list(range(0, len(steps), STEPS_PER_PAGE))
+    labels = [f"steps {a + 1}–{min(a + STEPS_PER_PAGE, len(steps))}" for a in starts]
+    if wanted is not None and "traj_step_page" not in st.session_state:
+        hit = next((i for i, s in enumerate(steps) if str(s.step_id) == wanted), 0)
+        st.session_state["traj_step_page"] = labels[hit // STEPS_PER_PAGE]
+    label = common.select(f"{len(steps):,} steps: list", labels, "traj_step_page")
+    start = starts[labels.index(label)]
+    return start, min(start + STEPS_PER_PAGE, len(steps))
+
+
 with steps_col:
     with st.expander("Problem", expanded=False):
         st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
+    first, last = _step_window(traj.steps, wanted_step)
     with st.container(height=height, border=True):
-        for step in traj.steps:
+        for step in traj.steps[first:last]:
             parents = ", ".join(f"S{p}" for p in step.parents) or "given"
             flag = " · :orange-background[**dead end**]" if step.step_id in dead else ""
             here = (

@@ -149,12 +149,6 @@ def test_the_big_and_the_broken_trajectories_open(app):
     assert any(e.endswith("step 2: parent '[[[[...]]]]' is not an integer step id") for e in errors)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pages/trajectory.py lists every step as markdown (3 elements a step): the "
-    "10,000-step trajectory sends 30,000 elements and Chromium takes about 90 s to show "
-    "them; list a window of steps (e.g. 200, paged) instead",
-)
 def test_a_huge_trajectory_keeps_the_page_small(app):
     _run(app, "pages/trajectory.py")
     app.selectbox(key="traj_model").set_value("bad").run()
