@@ -404,8 +404,14 @@ def _positions(levels: dict[int, int]) -> dict[int, dict[str, int]]:
     return at
 
 
+#: Above this many nodes vis-network's crossing reduction is switched off: on 2 cores it
+#: costs ~1.9 s for a 150-step trajectory and ~7 s for 500 (0.13 s and 0.2 s without).
+CROSSING_REDUCTION_MAX = 60
+
+
 def _options(n_nodes: int, hierarchical: bool = True) -> dict[str, Any]:
     large = n_nodes > LARGE_GRAPH
+    reduce = n_nodes <= CROSSING_REDUCTION_MAX
     return {
         "layout": {
             "improvedLayout": hierarchical,
@@ -415,10 +421,9 @@ def _options(n_nodes: int, hierarchical: bool = True) -> dict[str, Any]:
                 "levelSeparation": 80,
                 "nodeSpacing": 70,
                 "treeSpacing": 90,
-                # the layout's crossing reduction is slow on thousands of nodes
-                "blockShifting": not large,
-                "edgeMinimization": not large,
-                "parentCentralization": not large,
+                "blockShifting": reduce,
+                "edgeMinimization": reduce,
+                "parentCentralization": reduce,
             },
         },
         "physics": {"enabled": False},
