@@ -4,23 +4,37 @@ math-verify's own timeouts use ``signal.alarm``, which raises in any non-main th
 Streamlit script thread is one), and with them switched off a hostile answer such as
 ``\\boxed{9^{9^{9^{9}}}}`` never returns. So every check runs in a worker *process* (spawn)
 with a hard deadline: a worker that overruns is killed and replaced, and the verdict is
-"not equivalent (timeout)". Verdicts are cached per (reference, prediction) pair.
+"not equivalent (timeout)". Verdicts are cached per (reference, prediction) pair, in memory
+and, when the checker is given a ``cache_file``, on disk across runs.
+
+Plain numbers (integers, decimals, ``a/b`` and ``\\frac{a}{b}``) are compared exactly with
+:class:`fractions.Fraction` before the worker is asked: math-verify compares such numbers
+exactly too (decimals after rounding to 6 places), so the fast path decides only where the
+two agree and leaves close decimals to math-verify (``tests/test_parallel.py`` checks the
+agreement pair by pair against math-verify).
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import os
+import re
 import select
 import subprocess
 import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import orjson
 
 __all__ = [
     "AnswerChecker",
     "Verdict",
+    "default_cache_file",
     "default_checker",
     "extract_boxed",
     "is_equivalent",
@@ -40,8 +54,9 @@ def extract_boxed(text: str) -> str | None:
     """
     found = None
     start = 0
+    seen: dict[str, tuple[int, int]] = {}
     while True:
-        hit = _next_box(text, start)
+        hit = _next_box(text, start, seen)
         if hit is None:
             return found
         open_brace = hit
@@ -52,20 +67,35 @@ def extract_boxed(text: str) -> str | None:
         start = open_brace + len(content) + 2
 
 
-def _next_box(text: str, start: int) -> int | None:
-    """Index of the ``{`` that opens the next box at or after ``start``."""
+def _next_box(text: str, start: int, seen: dict[str, tuple[int, int]]) -> int | None:
+    """Index of the ``{`` that opens the next box at or after ``start``.
+
+    ``seen`` keeps, per macro, where its next box was found (macro, brace; -1 for none):
+    ``start`` only grows, so that answer stays right until ``start`` passes the macro, and
+    a text of many boxes is searched once instead of once per box (quadratic).
+    """
     best = None
     for macro in _BOXED:
-        i = text.find(macro, start)
-        while i != -1:
-            j = i + len(macro)
-            while j < len(text) and text[j] == " ":
-                j += 1
-            if j < len(text) and text[j] == "{":
-                best = j if best is None else min(best, j)
-                break
-            i = text.find(macro, j)
+        i, j = seen.get(macro) or _find_box(text, macro, start)
+        if i != -1 and i < start:  # passed: search again from start
+            i, j = _find_box(text, macro, start)
+        seen[macro] = (i, j)
+        if i != -1:
+            best = j if best is None else min(best, j)
     return best
+
+
+def _find_box(text: str, macro: str, start: int) -> tuple[int, int]:
+    """(macro index, brace index) of the first ``macro{`` at or after ``start``, or -1s."""
+    i = text.find(macro, start)
+    while i != -1:
+        j = i + len(macro)
+        while j < len(text) and text[j] == " ":
+            j += 1
+        if j < len(text) and text[j] == "{":
+            return i, j
+        i = text.find(macro, j)
+    return -1, -1
 
 
 def _balanced(text: str, open_brace: int) -> str | None:
@@ -99,43 +129,225 @@ def _normalise(answer: str) -> str:
     return " ".join(answer.split()).strip().strip("$").strip()
 
 
+# Canonical plain numbers only: no leading zeros, no spaces, at most 12 digits per integer
+# part, so math-verify reads them as the same exact Integer/Rational (or a 15-digit Float).
+_DIGITS = r"(?:0|[1-9]\d{0,11})"
+_PLAIN_NUMBER = re.compile(
+    rf"(?P<sign>-?)(?:(?P<int>{_DIGITS})(?:\.(?P<dec>\d{{1,12}}))?"
+    rf"|(?P<num>{_DIGITS})/(?P<den>[1-9]\d{{0,11}})"
+    rf"|\\[dt]?frac\{{(?P<fnum>{_DIGITS})\}}\{{(?P<fden>[1-9]\d{{0,11}})\}})"
+)
+#: decimals this close are left to math-verify (it compares floats after rounding to 6 places)
+_DECIMAL_MARGIN = Fraction(1, 10**5)
+
+
+def _plain_number(text: str) -> tuple[Fraction, bool] | None:
+    """(value, is_exact) of a canonical plain number, else None (decimals are not exact)."""
+    m = _PLAIN_NUMBER.fullmatch(text)
+    if m is None:
+        return None
+    sign = -1 if m["sign"] else 1
+    if m["int"] is not None:
+        if m["dec"] is None:
+            return Fraction(sign * int(m["int"])), True
+        if len(m["int"].lstrip("0")) + len(m["dec"]) > 12:
+            return None  # beyond what a 15-digit float holds with room to spare
+        return sign * Fraction(int(m["int"] + m["dec"]), 10 ** len(m["dec"])), False
+    num, den = (m["num"], m["den"]) if m["num"] is not None else (m["fnum"], m["fden"])
+    return sign * Fraction(int(num), int(den)), True
+
+
+def number_verdict(reference: str, prediction: str) -> Verdict | None:
+    """The verdict on two plain numbers when it is certain without math-verify, else None.
+
+    >>> number_verdict("3/7", r"\\frac{6}{14}")
+    Verdict(equivalent=True, reason='verified')
+    >>> number_verdict("12", "-12")
+    Verdict(equivalent=False, reason='different')
+    >>> number_verdict("x + 1", "1") is None
+    True
+    """
+    a = _plain_number(_normalise(reference))
+    if a is None:
+        return None
+    b = _plain_number(_normalise(prediction))
+    if b is None:
+        return None
+    if a[0] == b[0]:
+        return Verdict(True, "verified")
+    if a[1] and b[1]:
+        return Verdict(False, "different")
+    if abs(a[0] - b[0]) > _DECIMAL_MARGIN * max(1, abs(a[0]), abs(b[0])):
+        return Verdict(False, "different")
+    return None  # close decimals: math-verify's rounding decides
+
+
+def default_cache_file() -> Path:
+    """Where ``dagmath score`` keeps verdicts between runs.
+
+    ``$DAGMATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/dagmath-viz``, else
+    ``~/.cache/dagmath-viz``; one file per math-verify version, so an upgrade starts afresh.
+    """
+    root = os.environ.get("DAGMATH_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME")
+        if not base:
+            try:
+                base = str(Path.home() / ".cache")
+            except RuntimeError:  # no home folder (a bare container): a temporary one
+                import tempfile
+
+                base = tempfile.gettempdir()
+        root = str(Path(base) / "dagmath-viz")
+    return Path(root) / f"verdicts-v1-math-verify-{_math_verify_version()}.jsonl"
+
+
+def _math_verify_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("math-verify")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class AnswerChecker:
     """Thread-safe, time-limited, caching ``verify(reference, prediction)``.
 
     Args:
         timeout: seconds one check may take in the worker before it is killed.
+        cache_file: a JSONL file of verdicts kept between runs (read on first use,
+            appended to by :meth:`save`); ``None`` keeps verdicts in memory only.
 
     Example:
         >>> checker = AnswerChecker(timeout=10)
-        >>> checker.check("3/7", r"\\frac{3}{7}").equivalent  # doctest: +SKIP
+        >>> checker.check("3/7", r"\\sqrt{9}/7").equivalent  # doctest: +SKIP
         True
     """
 
-    def __init__(self, timeout: float = 5.0) -> None:
+    def __init__(self, timeout: float = 5.0, cache_file: str | Path | None = None) -> None:
         self.timeout = timeout
+        self.cache_file = None if cache_file is None else Path(cache_file)
         self._cache: dict[tuple[str, str], Verdict] = {}
+        self._learned: list[tuple[str, str, Verdict]] = []  # worker verdicts not yet saved
+        self._disk_loaded = cache_file is None
+        self._disk_lock = threading.Lock()
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
+        self._starter: threading.Thread | None = None
 
-    def check(self, reference: str, prediction: str) -> Verdict:
-        """Is ``prediction`` equivalent to ``reference``? Never raises, never hangs."""
+    def quick_verdict(self, reference: str, prediction: str) -> Verdict | None:
+        """The verdict when no worker is needed (cached, equal texts, plain numbers), else None."""
         key = (reference, prediction)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        if _normalise(reference) == _normalise(prediction):
+        if not self._disk_loaded:
+            self._load_cache_file()
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        ref, pred = _normalise(reference), _normalise(prediction)
+        if ref == pred:
             verdict = Verdict(True, "equal")
-        elif not _normalise(prediction) or not _normalise(reference):
+        elif not ref or not pred:
             verdict = Verdict(False, "different")
         else:
-            with self._lock:
-                verdict = self._cache.get(key) or self._ask_worker(reference, prediction)
-        self._cache[key] = verdict
+            verdict = number_verdict(ref, pred)
+        if verdict is not None:
+            self._cache[key] = verdict
+        return verdict
+
+    def check(self, reference: str, prediction: str) -> Verdict:
+        """Is ``prediction`` equivalent to ``reference``? Never raises, never hangs."""
+        verdict = self.quick_verdict(reference, prediction)
+        if verdict is not None:
+            return verdict
+        key = (reference, prediction)
+        with self._lock:
+            verdict = self._cache.get(key)
+            if verdict is None:
+                verdict = self._ask_worker(reference, prediction)
+                if verdict.reason in ("verified", "different"):
+                    self._learned.append((reference, prediction, verdict))
+                self._cache[key] = verdict
         return verdict
 
     def check_many(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Verdict]:
         """Verdicts for many pairs, each distinct pair checked once."""
         return {pair: self.check(*pair) for pair in dict.fromkeys(pairs)}
+
+    def learn(self, reference: str, prediction: str, verdict: Verdict) -> None:
+        """Take a verdict found elsewhere (another process's checker, a cluster worker)."""
+        key = (reference, prediction)
+        if key not in self._cache:
+            self._cache[key] = verdict
+            if verdict.reason in ("verified", "different"):
+                self._learned.append((reference, prediction, verdict))
+
+    def prestart(self) -> None:
+        """Start the worker in the background, so that the first check finds it ready.
+
+        Importing math-verify takes a second or two; a caller that knows checks will come
+        (``dagmath score`` on meeting the first pair no fast path decides) overlaps it with
+        other work.
+        """
+
+        def start() -> None:
+            with self._lock:
+                if self._proc is None or self._proc.poll() is not None:
+                    try:
+                        self._start()
+                    except (OSError, RuntimeError):
+                        pass  # the next check retries and reports the error
+
+        if self._starter is None or not self._starter.is_alive():
+            self._starter = threading.Thread(target=start, name="dagmath-verify-start", daemon=True)
+            self._starter.start()
+
+    def save(self) -> None:
+        """Append the worker's verdicts found since the last save to ``cache_file``.
+
+        Best effort: a cache that cannot be written is skipped silently. Timeouts and
+        errors are never saved (they depend on the machine's load, not on the answers).
+        """
+        if self.cache_file is None or not self._learned:
+            return
+        learned, self._learned = self._learned, []
+        lines = b"".join(
+            orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n" for ref, pred, v in learned
+        )
+        try:
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            # one append-mode write per save: concurrent runs add lines, never interleave them
+            fd = os.open(self.cache_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, lines)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+    def _load_cache_file(self) -> None:
+        with self._disk_lock:
+            if self._disk_loaded:
+                return
+            try:
+                data = self.cache_file.read_bytes()
+            except OSError:
+                data = b""
+            for line in data.splitlines():
+                try:
+                    ref, pred, ok, reason = orjson.loads(line)
+                except (orjson.JSONDecodeError, TypeError, ValueError):
+                    continue  # a torn or foreign line: ignore it
+                if (
+                    isinstance(ref, str)
+                    and isinstance(pred, str)
+                    and (reason, ok) in (("verified", True), ("different", False))
+                ):
+                    self._cache.setdefault((ref, pred), Verdict(ok, reason))
+            self._disk_loaded = True
 
     def _ask_worker(self, reference: str, prediction: str) -> Verdict:
         if self._proc is None or self._proc.poll() is not None:

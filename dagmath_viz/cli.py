@@ -10,13 +10,12 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import orjson
 
 from dagmath_viz import __version__
-from dagmath_viz.loading import LoadResult, load_paths
 from dagmath_viz.schema import DagMathError
 
 __all__ = ["main"]
@@ -41,7 +40,8 @@ def _progress(stream) -> callable:
     return show
 
 
-def _report_issues(result: LoadResult, errors_file: str | None) -> None:
+def _report_issues(result, errors_file: str | None) -> None:
+    """Print the first issues of a load (anything with ``.issues``); all go to ``errors_file``."""
     issues = result.issues
     for issue in issues[:MAX_ISSUES_SHOWN]:
         print(f"dagmath: {issue.severity}: {issue}", file=sys.stderr)
@@ -52,58 +52,97 @@ def _report_issues(result: LoadResult, errors_file: str | None) -> None:
         _write_atomic(errors_file, b"".join(str(i).encode() + b"\n" for i in issues))
 
 
-def _write_atomic(target: str, data: bytes) -> None:
-    """Write ``data`` to ``target`` (or stdout for "-") via a temporary file in its folder."""
+def _write_atomic(target: str, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (bytes, or chunks of it) to ``target`` (or stdout for "-") via a
+    temporary file in its folder, so a reader never sees half a file."""
+    chunks = [data] if isinstance(data, bytes) else data
     if target == "-":
-        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.writelines(chunks)
         sys.stdout.flush()
         return
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "wb", buffering=2**20) as handle:
+            handle.writelines(chunks)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def cmd_score(args: argparse.Namespace) -> int:
-    from dagmath_viz.scoring import score_records
+def _checker(args: argparse.Namespace):
+    from dagmath_viz.answers import AnswerChecker, default_cache_file
 
-    result = load_paths(args.paths, answers=args.answers)
-    _report_issues(result, args.errors)
-    records = score_records(result.trajectories, progress=_progress(sys.stderr))
-    records.extend(result.scored_records)
-    illegal = sum(r["class"] == "illegal" for r in records)
-    unscored = sum(r["class"] == "unscored" for r in records)
-    unreadable = len(result.unreadable_files)
+    if args.no_cache:
+        return AnswerChecker()
+    if args.cache_dir:
+        return AnswerChecker(cache_file=Path(args.cache_dir) / default_cache_file().name)
+    return AnswerChecker(cache_file=default_cache_file())
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    checker = _checker(args)
+    try:
+        if args.dask:
+            return _score_on_dask(args, checker)
+        from dagmath_viz.parallel import score_paths
+
+        run = score_paths(
+            args.paths,
+            answers=args.answers,
+            workers=args.workers,
+            checker=checker,
+            progress=_progress(sys.stderr),
+        )
+    finally:
+        checker.save()
+        checker.close()
+    return _finish_score(args, run)
+
+
+def _score_on_dask(args: argparse.Namespace, checker) -> int:
+    try:
+        from distributed import Client
+
+        from dagmath_viz.distributed import score_on_dask
+    except ImportError as exc:
+        raise DagMathError(f"--dask needs dask[distributed] installed ({exc})") from None
+    # "local": a cluster of this machine's cores, to try the path; else a scheduler address
+    client = Client(dashboard_address=None) if args.dask == "local" else Client(args.dask)
+    with client:
+        run = score_on_dask(args.paths, answers=args.answers, checker=checker)
+        checker.save()
+        return _finish_score(args, run)
+
+
+def _finish_score(args: argparse.Namespace, run) -> int:
+    _report_issues(run, args.errors)
     print(
-        f"dagmath: {result.files_read} files read, {len(records)} trajectories loaded, "
-        f"{illegal} illegal, {unscored} without a reference answer, "
-        f"{unreadable} unreadable files",
+        f"dagmath: {run.files_read} files read, {len(run)} trajectories loaded, "
+        f"{run.n_illegal} illegal, {run.n_unscored} without a reference answer, "
+        f"{len(run.unreadable_files)} unreadable files",
         file=sys.stderr,
     )
-    if not records:
+    if not len(run):
         print(
             "dagmath: error: nothing to score: no trajectory could be loaded from "
             + ", ".join(args.paths),
             file=sys.stderr,
         )
         return EXIT_NOTHING
-    opts = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
-    _write_atomic(args.output, b"".join(orjson.dumps(r, option=opts) for r in records))
+    _write_atomic(args.output, run.lines())
     return 0
 
 
 def _scored_frame(paths: Sequence[str], answers: str | None):
-    from dagmath_viz.scoring import records_frame, score_records
+    from dagmath_viz.parallel import score_paths
+    from dagmath_viz.scoring import records_frame
 
-    result = load_paths(paths, answers=answers)
-    _report_issues(result, None)
-    records = list(result.scored_records) + score_records(result.trajectories)
+    run = score_paths(paths, answers=answers)
+    _report_issues(run, None)
+    records = list(run.records())
     if not records:
         raise DagMathError("no scored records found in " + ", ".join(paths))
     return records_frame(records)
@@ -154,6 +193,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the scored JSONL (default: stdout)",
     )
     score.add_argument("--errors", metavar="FILE", help="also write every load issue here")
+    score.add_argument(
+        "-j",
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes that read and measure files (default: every CPU; small runs use one)",
+    )
+    score.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep answer verdicts between runs here (default: $DAGMATH_CACHE_DIR, else "
+        "~/.cache/dagmath-viz)",
+    )
+    score.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the verdict cache"
+    )
+    score.add_argument(
+        "--dask",
+        metavar="SCHEDULER",
+        help="score on a Dask cluster: a scheduler address such as tcp://host:8786, or "
+        "'local' for one on this machine (see docs/scaling.md)",
+    )
     score.set_defaults(func=cmd_score)
 
     report = sub.add_parser("report", help="aggregate scored JSONL (or raw trajectories)")

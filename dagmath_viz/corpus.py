@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.loading import AnswerKey, load_paths
+from dagmath_viz.loading import AnswerKey
+from dagmath_viz.parallel import gc_paused, load_paths
 from dagmath_viz.schema import LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame, score_records
 
@@ -34,15 +35,18 @@ class Corpus:
     _rows: dict[Key, int] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        keys = zip(
-            self.scored["model"],
-            self.scored["dataset"],
-            self.scored["problem_id"],
-            self.scored["sample_id"],
-            strict=True,
+        s = self.scored
+        keys = list(
+            zip(
+                s["model"].astype(str).tolist(),
+                s["dataset"].astype(str).tolist(),
+                s["problem_id"].astype(str).tolist(),
+                s["sample_id"].astype("int64").tolist(),
+                strict=True,
+            )
         )
-        for row, key in enumerate(keys):
-            self._rows.setdefault((str(key[0]), str(key[1]), str(key[2]), int(key[3])), row)
+        # built back to front, so that a key seen twice keeps its first row
+        self._rows.update(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
 
     def __len__(self) -> int:
         return len(self.scored)
@@ -89,12 +93,13 @@ def load_corpus(
     progress: Callable[[int, int], None] | None = None,
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL)."""
-    result = load_paths(paths, answers=answers)
-    records = score_records(result.trajectories, checker=checker, progress=progress)
-    trajectories: list[Trajectory | None] = list(result.trajectories)
-    records.extend(result.scored_records)
-    trajectories.extend([None] * len(result.scored_records))
-    frame = records_frame(records) if records else records_frame([])
+    with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
+        result = load_paths(paths, answers=answers)
+        records = score_records(result.trajectories, checker=checker, progress=progress)
+        trajectories: list[Trajectory | None] = list(result.trajectories)
+        records.extend(result.scored_records)
+        trajectories.extend([None] * len(result.scored_records))
+        frame = records_frame(records) if records else records_frame([])
     return Corpus(
         label=label or ", ".join(map(str, paths)),
         scored=frame,

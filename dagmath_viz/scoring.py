@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from dagmath_viz import graph as g
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker, predicted_answer
 from dagmath_viz.schema import Score, Trajectory
 from dagmath_viz.validation import Validation, validate
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built: `dagmath score` never needs it
+    import pandas as pd
 
 __all__ = [
     "RECORD_FIELDS",
@@ -181,6 +183,8 @@ def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) ->
 
 def records_frame(records: Iterable[dict]) -> pd.DataFrame:
     """A scored DataFrame with the columns of :data:`RECORD_FIELDS` (missing ones empty)."""
+    import pandas as pd
+
     frame = pd.DataFrame.from_records(list(records))
     for col in RECORD_FIELDS:
         if col not in frame.columns:

@@ -1,0 +1,174 @@
+"""Score a run too large for one machine on a Dask cluster; the same JSONL as ``dagmath score``.
+
+Scoring is per record and embarrassingly parallel, so this is the local pipeline of
+:mod:`dagmath_viz.parallel` with Dask as the scheduler (we write no scheduler of our own):
+
+1. the client lists the files and reads the answer keys (the files must be readable at the
+   same paths on every worker: a shared file system);
+2. ``dask.bag`` over the files: each worker scores whole files with
+   :func:`~dagmath_viz.parallel.score_file` and keeps the results in cluster memory;
+3. only the distinct (reference, prediction) pairs travel to the client, which settles what
+   it can (verdict cache, equal texts, plain numbers) and sends the rest back out in
+   partitions, each checked by a math-verify worker process on a cluster node;
+4. the verdicts are broadcast; each partition turns its records into JSON lines, and the
+   client writes the partitions in file order, a few at a time (its memory holds the
+   pairs, the verdicts and a few partitions, never the run).
+
+Dask is imported only here, so the library works without it. See ``docs/scaling.md``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dagmath_viz import parallel
+from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
+from dagmath_viz.loading import AnswerKey
+from dagmath_viz.schema import LoadIssue
+
+__all__ = ["DaskScoredRun", "score_on_dask"]
+
+#: Files per Dask partition (a few seconds of work each on realistic runs).
+FILES_PER_PARTITION = 16
+#: Distinct answer pairs per math-verify partition (each starts a worker: ~1.5 s).
+PAIRS_PER_PARTITION = 2000
+
+
+@dataclass
+class DaskScoredRun:
+    """A run scored on a cluster; the same interface as :class:`parallel.ScoredRun`."""
+
+    issues: list[LoadIssue]
+    files_read: int
+    n_records: int
+    n_illegal: int
+    n_unscored: int
+    _lines: object = field(repr=False)  # the bag of each partition's JSON lines, or None
+    _batch: int = 4
+
+    def __len__(self) -> int:
+        return self.n_records
+
+    @property
+    def unreadable_files(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i.file for i in self.issues if i.location == "file"))
+
+    def lines(self) -> Iterator[bytes]:
+        """Every record as a JSON line: trajectories in file order, then pre-scored ones."""
+        import dask
+
+        if self._lines is None:
+            return
+        parts = self._lines.to_delayed()
+        with tempfile.SpooledTemporaryFile(max_size=64 * 2**20) as later:
+            for start in range(0, len(parts), self._batch):
+                for trajectories, scored in dask.compute(*parts[start : start + self._batch]):
+                    yield trajectories
+                    later.write(scored)
+            later.seek(0)
+            while chunk := later.read(2**20):
+                yield chunk
+
+    def records(self) -> Iterator[dict]:
+        import orjson
+
+        for chunk in self.lines():
+            yield from map(orjson.loads, chunk.splitlines())
+
+
+def score_on_dask(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    checker: AnswerChecker | None = None,
+    files_per_partition: int = FILES_PER_PARTITION,
+    pairs_per_partition: int = PAIRS_PER_PARTITION,
+    timeout: float = 5.0,
+) -> DaskScoredRun:
+    """Score everything under ``paths`` with the active Dask scheduler.
+
+    Use it inside ``with distributed.Client(address):`` (or any Dask scheduler); the
+    records, issues and order are those of ``dagmath score``. ``checker`` settles pairs
+    on the client first (give it a ``cache_file`` to reuse verdicts between runs).
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    import dask
+    import dask.bag as db
+
+    checker = checker or default_checker()
+    files, context, issues, files_read = parallel.answer_context(paths, answers)
+    if not files:
+        return DaskScoredRun(issues, files_read, 0, 0, 0, None)
+    scored = db.from_sequence(files, partition_size=files_per_partition)
+    scored = scored.map(parallel.score_file, context).persist()
+    summaries = scored.map_partitions(_summary).compute()
+    pairs: dict[tuple[str, str], None] = {}
+    counts = [0, 0, 0]
+    for found, partition_pairs, partition_counts in _chunks(summaries, 3):
+        issues.extend(found)
+        pairs.update(dict.fromkeys(partition_pairs))
+        counts = [a + b for a, b in zip(counts, partition_counts, strict=True)]
+    verdicts = _verdicts(list(pairs), checker, pairs_per_partition, timeout)
+    lines = scored.map_partitions(_partition_lines, dask.delayed(verdicts, traverse=False))
+    return DaskScoredRun(issues, files_read, *counts, lines)
+
+
+def _chunks(items: list, size: int) -> Iterator[tuple]:
+    # map_partitions concatenates what each partition returns: split it back
+    for i in range(0, len(items), size):
+        yield tuple(items[i : i + size])
+
+
+def _summary(results: Sequence[parallel.FileScore]) -> list:
+    """Issues, distinct pairs and class counts of one partition."""
+    issues = [i for r in results for i in r.issues]
+    pairs = list(dict.fromkeys(p.pair for r in results for p in r.records if p.pair is not None))
+    n = sum(len(r.records) + len(r.scored_lines) for r in results)
+    illegal = sum(sum(not p.legal for p in r.records) + r.scored_illegal for r in results)
+    unscored = sum(
+        sum(p.legal and p.pair is None for p in r.records) + r.scored_unscored for r in results
+    )
+    return [issues, pairs, [n, illegal, unscored]]
+
+
+def _verdicts(
+    pairs: list[tuple[str, str]], checker: AnswerChecker, per_partition: int, timeout: float
+) -> dict[tuple[str, str], Verdict]:
+    import dask.bag as db
+
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    open_pairs = []
+    for pair in pairs:
+        verdict = checker.quick_verdict(*pair)
+        if verdict is None:
+            open_pairs.append(pair)
+        else:
+            verdicts[pair] = verdict
+    if open_pairs:
+        bag = db.from_sequence(open_pairs, partition_size=per_partition)
+        for pair, verdict in bag.map_partitions(_check_pairs, timeout).compute():
+            checker.learn(*pair, verdict)
+            verdicts[pair] = verdict
+    return verdicts
+
+
+def _check_pairs(pairs: Sequence[tuple[str, str]], timeout: float) -> list:
+    """Check one partition of pairs on a cluster node, in its own math-verify worker."""
+    checker = AnswerChecker(timeout=timeout)
+    try:
+        return [(pair, checker.check(*pair)) for pair in pairs]
+    finally:
+        checker.close()
+
+
+def _partition_lines(results: Sequence[parallel.FileScore], verdicts: dict) -> list[bytes]:
+    """One partition's JSON lines: [its trajectories' lines, its pre-scored lines]."""
+    trajectories = b"".join(
+        line for r in results for line in parallel.finish_lines(r.records, verdicts)
+    )
+    return [trajectories, b"".join(line for r in results for line in r.scored_lines)]

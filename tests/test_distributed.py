@@ -1,0 +1,85 @@
+"""distributed.py: scoring on a Dask cluster writes exactly what `dagmath score` writes.
+
+The cluster here is a local in-process one (``LocalCluster(processes=False)``): the same
+scheduler, task graph and code paths as a real cluster, without spawning worker processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+pytest.importorskip("distributed")
+
+from distributed import Client, LocalCluster  # noqa: E402
+from test_parallel import _fault_run, serial_lines  # noqa: E402
+
+from dagmath_viz import parallel  # noqa: E402
+from dagmath_viz.answers import AnswerChecker  # noqa: E402
+from dagmath_viz.cli import main  # noqa: E402
+from dagmath_viz.distributed import score_on_dask  # noqa: E402
+
+REPO = Path(__file__).parents[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+    ) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def client(cluster):
+    with Client(cluster) as client:
+        yield client
+
+
+def test_same_records_as_dagmath_score(client, tmp_path, answer_checker) -> None:
+    run_dir = _fault_run(tmp_path)
+    expected, issues, files_read = serial_lines([run_dir], answer_checker)
+    local = b"".join(parallel.score_paths([run_dir], checker=answer_checker).lines())
+    assert local == expected
+    # a fresh checker, so the pairs math-verify must see are checked on the cluster
+    checker = AnswerChecker(timeout=20)
+    run = score_on_dask(
+        [run_dir], checker=checker, files_per_partition=2, pairs_per_partition=3, timeout=20
+    )
+    got = b"".join(run.lines())
+    assert got == expected
+    assert [str(i) for i in run.issues] == issues
+    assert run.files_read == files_read
+    rows = [orjson.loads(line) for line in expected.splitlines()]
+    assert (len(run), run.n_illegal, run.n_unscored) == (
+        len(rows),
+        sum(r["class"] == "illegal" for r in rows),
+        sum(r["class"] == "unscored" for r in rows),
+    )
+    assert list(run.records()) == rows
+    assert checker._learned, "verdicts found on the cluster reach the client's cache"
+    assert checker._proc is None, "the client itself never ran math-verify"
+
+
+def test_fixture_runs(client, data_dir, answer_checker) -> None:
+    for path in (data_dir / "mixed_run", REPO / "sample_data" / "runs"):
+        expected, _, _ = serial_lines([path], answer_checker)
+        run = score_on_dask([path], checker=answer_checker, files_per_partition=5)
+        assert b"".join(run.lines()) == expected
+
+
+def test_nothing_to_score(client, tmp_path) -> None:
+    run = score_on_dask([tmp_path / "missing"])
+    assert len(run) == 0 and list(run.lines()) == []
+    assert [i.message for i in run.issues] == ["no such file or folder"]
+
+
+def test_score_command_on_a_scheduler(cluster, data_dir, tmp_path) -> None:
+    local, remote = tmp_path / "local.jsonl", tmp_path / "dask.jsonl"
+    run_dir = str(data_dir / "mixed_run")
+    assert main(["score", run_dir, "-o", str(local), "--no-cache"]) == 0
+    assert main(["score", run_dir, "-o", str(remote), "--no-cache", "--dask",
+                 cluster.scheduler_address]) == 0  # fmt: skip
+    assert remote.read_bytes() == local.read_bytes()
