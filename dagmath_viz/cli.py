@@ -232,18 +232,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(func=cmd_report)
 
-    _add_optional(sub, "dagmath_viz.cli_simulate", "add_simulate_parser")
-    _add_optional(sub, "dagmath_viz.logic.cli", "add_gsm_parser")
+    # Imported here, not at the top: `dagmath score` should not pay for pandas and the
+    # logic package at start-up (their parsers only need argparse).
+    from dagmath_viz.cli_simulate import add_simulate_parser
+    from dagmath_viz.logic.cli import add_gsm_parser
+
+    add_simulate_parser(sub)
+    add_gsm_parser(sub)
     return parser
-
-
-def _add_optional(sub, module: str, function: str) -> None:
-    import importlib
-
-    try:
-        getattr(importlib.import_module(module), function)(sub)
-    except ModuleNotFoundError:  # TEMP until the module lands
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
