@@ -33,6 +33,8 @@ HOSTILE = [
     f"[click](javascript:{PWN}) ![i](x)",
 ]
 README_SHOT = REPO_ROOT / "docs" / "trajectory.png"
+# An imperfect simulated trajectory with two dead ends: a readable README picture.
+README_QUERY = "?model=sim-focus-1.6&dataset=arith-word&problem=101&sample=0"
 
 
 def _hostile(i: int) -> str:
@@ -81,18 +83,21 @@ def _count(frame, kind: str) -> int:
 
 def test_every_page_renders_clean(app_page, page_events, app_url):
     for name in PAGES:
-        _open(app_page, f"{app_url}/{name}")
+        query = README_QUERY if name == "trajectory" else ""
+        _open(app_page, f"{app_url}/{name}{query}")
         assert app_page.locator("[data-testid=stException]").count() == 0, name
         assert app_page.locator("h1").count() >= 1, name
         save_screenshot(app_page, f"page_{name or 'overview'}")
         if name == "trajectory":
             frame = dag_frame(app_page)
             assert frame.evaluate("() => nodes.get().length") > 0
-            app_page.wait_for_timeout(500)
+            app_page.set_viewport_size({"width": 1400, "height": 1400})  # the whole graph
+            app_page.wait_for_timeout(1000)
             README_SHOT.parent.mkdir(exist_ok=True)
             shutil.copy(
                 save_screenshot(app_page, "trajectory_readme", full_page=False), README_SHOT
             )
+            app_page.set_viewport_size({"width": 1400, "height": 1000})
     # Streamlit probes /<page>/_stcore/... before falling back to /_stcore/...; those 404s
     # are its own and harmless, every other console error counts.
     page_events.console_errors = [
