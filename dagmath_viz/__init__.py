@@ -1,51 +1,56 @@
 """dagmath-viz: score and explore DAG-MATH reasoning trajectories.
 
 The library never imports Streamlit; the app in ``app.py`` and ``pages/`` only wires
-widgets to these functions.
+widgets to these functions. The names below are loaded on first use (PEP 562), so
+``dagmath score`` does not pay for pandas at start-up.
 """
 
-from dagmath_viz.answers import AnswerChecker, extract_boxed, is_equivalent, predicted_answer
-from dagmath_viz.loading import LoadResult, load_answer_key, load_paths
-from dagmath_viz.metrics import auc_curve, pass_at_k, per_problem, summarise
-from dagmath_viz.schema import (
-    CLASSES,
-    COHORTS,
-    DagMathError,
-    InputError,
-    LoadIssue,
-    Score,
-    Step,
-    StructureError,
-    Trajectory,
-    UnsafePathError,
-)
-from dagmath_viz.scoring import score_corpus, score_records, score_trajectory
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "CLASSES",
-    "COHORTS",
-    "AnswerChecker",
-    "DagMathError",
-    "InputError",
-    "LoadIssue",
-    "LoadResult",
-    "Score",
-    "Step",
-    "StructureError",
-    "Trajectory",
-    "UnsafePathError",
-    "auc_curve",
-    "extract_boxed",
-    "is_equivalent",
-    "load_answer_key",
-    "load_paths",
-    "pass_at_k",
-    "per_problem",
-    "predicted_answer",
-    "score_corpus",
-    "score_records",
-    "score_trajectory",
-    "summarise",
-]
+_EXPORTS = {
+    "AnswerChecker": "answers",
+    "extract_boxed": "answers",
+    "is_equivalent": "answers",
+    "predicted_answer": "answers",
+    "LoadResult": "loading",
+    "load_answer_key": "loading",
+    "load_paths": "loading",
+    "auc_curve": "metrics",
+    "pass_at_k": "metrics",
+    "per_problem": "metrics",
+    "summarise": "metrics",
+    "CLASSES": "schema",
+    "COHORTS": "schema",
+    "DagMathError": "schema",
+    "InputError": "schema",
+    "LoadIssue": "schema",
+    "Score": "schema",
+    "Step": "schema",
+    "StructureError": "schema",
+    "Trajectory": "schema",
+    "UnsafePathError": "schema",
+    "score_corpus": "scoring",
+    "score_records": "scoring",
+    "score_trajectory": "scoring",
+    "load_corpus": "corpus",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dagmath_viz' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"dagmath_viz.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from dagmath_viz.logic.chaining import forward_chain
 from dagmath_viz.logic.program import Atom, Program, ProgramError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "STRATEGIES",
@@ -135,6 +136,8 @@ def efficiency_table(proof_records: Iterable[Mapping[str, Any]]) -> pd.DataFrame
     (strategies shortest, dfs, bfs, overlap; structures none, axiom, tree, trees; overlaps
     none, entity, agent, both), control rows after the others.
     """
+    import pandas as pd  # here: `dagmath score` builds this CLI at start-up
+
     rows = [_row(r, i) for i, r in enumerate(proof_records)]
     cols = [*_KEYS, "n", "accuracy", "efficiency", "efficiency_non_axiom"]
     if not rows:
@@ -160,6 +163,8 @@ def efficiency_table(proof_records: Iterable[Mapping[str, Any]]) -> pd.DataFrame
 
 def format_table(table: pd.DataFrame) -> str:
     """A plain-text rendering with rates in percent (one decimal), as in the paper."""
+    import pandas as pd
+
     if table.empty:
         return "(no proof records)"
     shown = table.copy()
