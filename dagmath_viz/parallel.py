@@ -81,6 +81,17 @@ assert HEAD_FIELDS + VERDICT_FIELDS + TAIL_FIELDS == RECORD_FIELDS
 IN_PROCESS_BYTES = 16 * 2**20
 _OPTS = orjson.OPT_SERIALIZE_NUMPY
 _BOM = b"\xef\xbb\xbf"
+
+
+def _plain_bytes(path: Path) -> bytes | None:
+    """A file's bytes for a fast path; None (unreadable, or a BOM) leaves it to loading."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if data.startswith(_BOM) else data
+
+
 _STR_OR_NULL = frozenset({str, NoneType})
 _INT = {int}
 _LIST_OR_NULL = frozenset({list, NoneType})
@@ -196,13 +207,8 @@ def _pending(record: dict, pair, legal: bool, closed: bool) -> Pending:
 def _fast_file(path: Path, explicit: AnswerKey | None, keys: list[AnswerKey]) -> FileScore | None:
     """A JSON array of samples, each clean one measured from its dict, any other through
     ``parse_record`` and ``structure_of``; None (anything else) sends the file to loading."""
-    if path.suffix.lower() == ".jsonl":
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if data.startswith(_BOM):
+    data = None if path.suffix.lower() == ".jsonl" else _plain_bytes(path)
+    if data is None:
         return None
     try:
         doc = orjson.loads(data)
@@ -378,13 +384,8 @@ def load_paths(
 
 def _scored_jsonl(path: Path) -> list[dict] | None:
     """Every record of a JSONL file of valid scored records, else None."""
-    if path.suffix.lower() != ".jsonl":
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if data.startswith(_BOM):
+    data = _plain_bytes(path) if path.suffix.lower() == ".jsonl" else None
+    if data is None:
         return None
     lines = [line for line in data.split(b"\n") if line.strip()]
     try:
