@@ -114,23 +114,20 @@ def _default_model(policy: Policy) -> str:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    """The ``simulate`` command; returns the exit code (errors: one line on stderr, 1)."""
-    try:
-        _check_mode(args)
-        policy = _policy(args)
-        dag = load_task_dag(args.task_dag)
-        if args.exact:
-            return _print_exact(dag, policy, args)
-        model = args.model or _default_model(policy)
-        dataset = args.dataset or Path(args.task_dag).resolve().parent.name or "default"
-        records = simulate_samples(dag, policy, args.samples, args.seed, model)
-        path = write_samples(records, args.output, model, dataset, dag.problem_id)
-    except DagMathError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"{PROG}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+    """The ``simulate`` command; returns the exit code.
+
+    Expected failures (DagMathError, OSError) propagate to :func:`dagmath_viz.cli.main`,
+    which turns every command's errors into one line on stderr and exit code 1.
+    """
+    _check_mode(args)
+    policy = _policy(args)
+    dag = load_task_dag(args.task_dag)
+    if args.exact:
+        return _print_exact(dag, policy, args)
+    model = args.model or _default_model(policy)
+    dataset = args.dataset or Path(args.task_dag).resolve().parent.name or "default"
+    records = simulate_samples(dag, policy, args.samples, args.seed, model)
+    path = write_samples(records, args.output, model, dataset, dag.problem_id)
     print(f"{PROG}: wrote {args.samples} samples to {path}", file=sys.stderr)
     return 0
 
@@ -151,13 +148,12 @@ def _print_exact(dag, policy: Policy, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dagmath simulate`` with ``argv`` (the arguments after ``simulate``)."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    _configure(parser)
+    from dagmath_viz.cli import main as dagmath_main
+
     try:
-        args = parser.parse_args(argv)
+        return dagmath_main(["simulate", *(sys.argv[1:] if argv is None else argv)])
     except SystemExit as exc:  # argparse already printed the usage error
         return int(exc.code or 0)
-    return run_simulate(args)
 
 
 if __name__ == "__main__":
