@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from dagmath_viz import figures
-from dagmath_viz.deadends import CATEGORIES, dead_end_counts, dead_end_table
+from dagmath_viz.deadends import CATEGORIES, MAX_STEPS, dead_end_counts, dead_end_table
 from dagmath_viz.text import plain
 from pages import common
 
@@ -16,10 +16,15 @@ st.title("Dead ends")
 st.caption(
     "A dead end is a step other than the final one that no later step cites. Categories: "
     "**unused given** (a source step nothing cites), **restatement** (repeats an earlier "
-    "step), **abandoned branch** (ends a side chain of two or more steps off the path to "
-    "the answer), **commentary** (any other derived leaf)."
+    "step, or exactly the numbers of the steps it cites), **abandoned branch** (ends a side "
+    "chain of two or more steps off the path to the answer), **commentary** (any other "
+    f"derived leaf). Trajectories of more than {MAX_STEPS:,} steps are left out."
 )
 table = common.derived("dead_ends", lambda: dead_end_table(corpus.trajectories))
+if table.attrs.get("too_long"):
+    st.info(
+        f"{table.attrs['too_long']:,} trajectories have more than {MAX_STEPS:,} steps: left out."
+    )
 if table.empty:
     st.success("No dead ends: every loaded trajectory is logically closed.")
     st.stop()
