@@ -137,3 +137,90 @@ def test_hostile_answer_from_a_thread_times_out_and_the_checker_recovers() -> No
         assert verdict.equivalent
     finally:
         checker.close()
+
+
+# --------------------------------------------------------------------------- orphan workers
+
+_ORPHAN_SCRIPT = r"""
+import sys, threading
+from dagmath_viz.answers import AnswerChecker
+checker = AnswerChecker(timeout=600)
+checker.prestart()  # started from a short-lived thread, as dagmath score does
+checker._starter.join()
+print(checker._proc.pid, flush=True)
+checker.check("1", sys.argv[1])
+"""
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie left unreaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return True
+    return stat[stat.rindex(b")") + 2 :].split()[0] in (b"Z", b"X")
+
+
+def _children(pid: int) -> list[int]:
+    import glob
+
+    out = []
+    for path in glob.glob(f"/proc/{pid}/task/*/children"):
+        with open(path) as f:
+            out += [int(c) for c in f.read().split()]
+    return out
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="uses /proc")
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_killing_the_scorer_mid_check_ends_the_worker(signal_name: str) -> None:
+    """A scorer killed (SIGKILL, or SIGTERM to its main process only) while the worker is
+    stuck on 9^{9^{9^{9}}} must not leave the worker running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root}
+    scorer = subprocess.Popen(
+        [sys.executable, "-c", _ORPHAN_SCRIPT, HOSTILE], stdout=subprocess.PIPE, text=True, env=env
+    )
+    worker = None
+    try:
+        worker = int(scorer.stdout.readline())
+        time.sleep(1.5)  # the worker is deep in the hostile check by now
+        assert not _gone(worker), "the worker should be busy with the hostile answer"
+        watchdogs = _children(worker)
+        assert len(watchdogs) == 1
+        scorer.send_signal(getattr(signal, signal_name))
+        scorer.wait(10)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not (_gone(worker) and _gone(watchdogs[0])):
+            time.sleep(0.1)
+        assert _gone(worker), f"worker {worker} still running after the scorer's {signal_name}"
+        assert _gone(watchdogs[0]), "the watchdog outlived the worker"
+    finally:
+        scorer.kill()
+        scorer.wait()
+        if worker is not None and not _gone(worker):
+            os.kill(worker, signal.SIGKILL)  # a failed run must not leave it spinning either
+
+
+def test_worker_started_from_a_finished_thread_keeps_working() -> None:
+    """PR_SET_PDEATHSIG on the worker would kill it when the starting thread ends."""
+    import time
+
+    checker = AnswerChecker(timeout=20)
+    try:
+        checker.prestart()
+        checker._starter.join()
+        time.sleep(1.0)  # the watchdog looks every 0.25 s
+        assert checker._proc.poll() is None
+        assert checker.check("3/7", r"\frac{6}{14}").equivalent  # fast path, no worker
+        assert checker.check(r"\sqrt{4}", "2") == Verdict(True, "verified")
+    finally:
+        checker.close()
