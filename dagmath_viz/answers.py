@@ -211,13 +211,107 @@ def _math_verify_version() -> str:
         return "unknown"
 
 
+def _read_verdicts(path: Path) -> tuple[dict[tuple[str, str], Verdict], int]:
+    """The verdicts a cache file holds (first one per key), and its count of lines.
+
+    A missing or unreadable file holds none; a torn or foreign line is ignored.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        data = b""
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    lines = data.splitlines()
+    for line in lines:
+        try:
+            ref, pred, ok, reason = orjson.loads(line)
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            continue
+        if (
+            isinstance(ref, str)
+            and isinstance(pred, str)
+            and (reason, ok) in (("verified", True), ("different", False))
+        ):
+            verdicts.setdefault((ref, pred), Verdict(ok, reason))
+    return verdicts, len(lines)
+
+
+class _exclusive_lock:  # noqa: N801 - used as a context manager, like a function
+    """An exclusive ``flock`` on ``path`` (created if need be) for the ``with`` block.
+
+    The lock file is never removed: removing it would let two runs lock two different
+    files of the same name. Where ``fcntl`` is missing (Windows) this locks nothing, and
+    concurrent saves may drop each other's new verdicts, never corrupt the file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError:
+            os.close(self.fd)
+            self.fd = None
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = None
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux allows."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: the classic read-and-restore
+    os.umask(mask)
+    return mask
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename.
+
+    The new file gets the mode a plain ``open`` would give (0666 less the umask), not the
+    temporary file's 0600. A failure leaves the old file and no temporary one.
+    """
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if hasattr(os, "fchmod"):  # POSIX
+                os.fchmod(out.fileno(), 0o666 & ~_umask())
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 class AnswerChecker:
     """Thread-safe, time-limited, caching ``verify(reference, prediction)``.
 
     Args:
         timeout: seconds one check may take in the worker before it is killed.
         cache_file: a JSONL file of verdicts kept between runs (read on first use,
-            appended to by :meth:`save`); ``None`` keeps verdicts in memory only.
+            merged into by :meth:`save`, one line per pair); ``None`` keeps verdicts in
+            memory only.
 
     Example:
         >>> checker = AnswerChecker(timeout=10)
@@ -306,7 +400,14 @@ class AnswerChecker:
             self._starter.start()
 
     def save(self) -> None:
-        """Append the worker's verdicts found since the last save to ``cache_file``.
+        """Merge the worker's verdicts found since the last save into ``cache_file``.
+
+        Concurrent runs stay correct and the file compact: under an exclusive lock on a
+        ``.lock`` file beside it, the file is read, this run's new verdicts are added to
+        those already there (each key once), and the result replaces the file atomically
+        (a temporary file beside it, then a rename). Readers never take the lock: they see
+        the old file or the new one, never a part of either. Without new verdicts the file
+        is not touched, so a warm run costs no write.
 
         Best effort: a cache that cannot be written is skipped silently. Timeouts and
         errors are never saved (they depend on the machine's load, not on the answers).
@@ -314,17 +415,22 @@ class AnswerChecker:
         if self.cache_file is None or not self._learned:
             return
         learned, self._learned = self._learned, []
-        lines = b"".join(
-            orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n" for ref, pred, v in learned
-        )
         try:
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            # one append-mode write per save: concurrent runs add lines, never interleave them
-            fd = os.open(self.cache_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, lines)
-            finally:
-                os.close(fd)
+            with _exclusive_lock(self.cache_file.with_name(self.cache_file.name + ".lock")):
+                on_disk, lines = _read_verdicts(self.cache_file)
+                merged = dict(on_disk)
+                for ref, pred, verdict in learned:
+                    merged.setdefault((ref, pred), verdict)
+                if len(merged) == len(on_disk) == lines:
+                    return  # nothing new, nothing to compact
+                _replace_file(
+                    self.cache_file,
+                    b"".join(
+                        orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n"
+                        for (ref, pred), v in merged.items()
+                    ),
+                )
         except OSError:
             pass
 
@@ -332,21 +438,8 @@ class AnswerChecker:
         with self._disk_lock:
             if self._disk_loaded:
                 return
-            try:
-                data = self.cache_file.read_bytes()
-            except OSError:
-                data = b""
-            for line in data.splitlines():
-                try:
-                    ref, pred, ok, reason = orjson.loads(line)
-                except (orjson.JSONDecodeError, TypeError, ValueError):
-                    continue  # a torn or foreign line: ignore it
-                if (
-                    isinstance(ref, str)
-                    and isinstance(pred, str)
-                    and (reason, ok) in (("verified", True), ("different", False))
-                ):
-                    self._cache.setdefault((ref, pred), Verdict(ok, reason))
+            for key, verdict in _read_verdicts(self.cache_file)[0].items():
+                self._cache.setdefault(key, verdict)
             self._disk_loaded = True
 
     def _ask_worker(self, reference: str, prediction: str) -> Verdict:

@@ -224,3 +224,129 @@ def test_worker_started_from_a_finished_thread_keeps_working() -> None:
         assert checker.check(r"\sqrt{4}", "2") == Verdict(True, "verified")
     finally:
         checker.close()
+
+
+# --------------------------------------------------------------------------- the verdict cache
+
+# Pairs no fast path decides (each needs math-verify), with the verdicts worked out by hand.
+CACHE_PAIRS = {
+    ("x+1", "1+x"): True,
+    (r"\sqrt{4}", "2"): True,
+    (r"\frac{x}{2}", "x/2"): True,
+    ("2x", "x+x"): True,
+    ("x^2", "x*x"): True,
+    ("x+1", "x+2"): False,
+    (r"\sqrt{2}", "1.5"): False,
+    ("3x", "x^3"): False,
+}
+
+
+def _cache_corpus(root) -> object:
+    """One problem per pair; its one sample's final step boxes the prediction."""
+    import orjson
+
+    folder = root / "run" / "m" / "algebra"
+    folder.mkdir(parents=True)
+    for pid, (reference, prediction) in enumerate(CACHE_PAIRS, 1):
+        steps = [
+            {"step_id": 1, "text": "given", "direct_dependent_steps": None},
+            {"step_id": 2, "text": rf"so $\boxed{{{prediction}}}$", "direct_dependent_steps": [1]},
+        ]
+        record = {"problem_id": pid, "sample_id": 0, "answer": reference, "steps": steps}
+        (folder / f"problem_{pid}_all_samples.json").write_bytes(orjson.dumps([record]))
+    return root / "run"
+
+
+def test_four_concurrent_runs_on_one_cache_agree_and_leave_it_compact(tmp_path):
+    """Each run learns every verdict and saves it: the cache must hold each pair once."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import orjson
+
+    run = _cache_corpus(tmp_path)
+    cache_dir = tmp_path / "cache"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root}
+    env.pop("DAGMATH_CACHE_DIR", None)
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dagmath_viz",
+                "score",
+                str(run),
+                "-o",
+                str(tmp_path / f"{k}.jsonl"),
+            ]
+            + ["--cache-dir", str(cache_dir), "-j", "1"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for k in range(4)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode(errors="replace")
+    outputs = [(tmp_path / f"{k}.jsonl").read_bytes() for k in range(4)]
+    assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
+    correct = {orjson.loads(line)["problem_id"]: orjson.loads(line)["final_correct"]
+               for line in outputs[0].splitlines()}  # fmt: skip
+    assert correct == {str(pid): ok for pid, ok in enumerate(CACHE_PAIRS.values(), 1)}
+    (cache,) = [p for p in cache_dir.iterdir() if p.suffix == ".jsonl"]
+    rows = [orjson.loads(line) for line in cache.read_bytes().splitlines()]
+    keys = [(ref, pred) for ref, pred, _, _ in rows]
+    assert len(keys) == len(set(keys)) == len(CACHE_PAIRS)  # compact: each pair once
+    assert {(ref, pred): ok for ref, pred, ok, _ in rows} == CACHE_PAIRS
+    assert not [p for p in cache_dir.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_saving_merges_with_what_another_run_saved(tmp_path):
+    cache = tmp_path / "verdicts.jsonl"
+    a, b = AnswerChecker(cache_file=cache), AnswerChecker(cache_file=cache)
+    a.learn("x+1", "1+x", Verdict(True, "verified"))
+    b.learn("x+1", "1+x", Verdict(True, "verified"))
+    b.learn("x", "y", Verdict(False, "different"))
+    a.save()
+    b.save()  # b never read a's file: it must merge, not append or overwrite
+    lines = cache.read_bytes().splitlines()
+    assert sorted(lines) == sorted(
+        [b'["x+1","1+x",true,"verified"]', b'["x","y",false,"different"]']
+    )
+    before = cache.stat().st_mtime_ns
+    c = AnswerChecker(cache_file=cache)
+    c.learn("x", "y", Verdict(False, "different"))  # already there: no write at all
+    c.save()
+    assert cache.stat().st_mtime_ns == before
+
+
+def test_saving_compacts_an_old_cache_with_repeated_lines(tmp_path):
+    # caches written by earlier versions appended every verdict of every concurrent run
+    cache = tmp_path / "verdicts.jsonl"
+    cache.write_bytes(b'["x+1","1+x",true,"verified"]\n' * 3 + b'["a","b",tr\n')
+    checker = AnswerChecker(cache_file=cache)
+    checker.learn("x", "y", Verdict(False, "different"))
+    checker.save()
+    assert cache.read_bytes().splitlines() == [
+        b'["x+1","1+x",true,"verified"]',
+        b'["x","y",false,"different"]',
+    ]
+
+
+def test_saved_cache_respects_the_umask(tmp_path):
+    import os
+    import stat as stat_mod
+
+    cache = tmp_path / "verdicts.jsonl"
+    old = os.umask(0o027)
+    try:
+        checker = AnswerChecker(cache_file=cache)
+        checker.learn("x", "y", Verdict(False, "different"))
+        checker.save()
+    finally:
+        os.umask(old)
+    assert stat_mod.S_IMODE(cache.stat().st_mode) == 0o640  # 0666 less 027, not 0600
