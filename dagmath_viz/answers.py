@@ -19,11 +19,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import queue
 import re
 import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -367,9 +369,85 @@ class AnswerChecker:
                 self._cache[key] = verdict
         return verdict
 
-    def check_many(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Verdict]:
-        """Verdicts for many pairs, each distinct pair checked once."""
-        return {pair: self.check(*pair) for pair in dict.fromkeys(pairs)}
+    #: a check running this long is presumed pathological: another worker may join
+    SLOW_CHECK_SECONDS = 0.5
+
+    def check_many(
+        self, pairs: Iterable[tuple[str, str]], workers: int = 1
+    ) -> dict[tuple[str, str], Verdict]:
+        """Verdicts for many pairs, each distinct pair checked once.
+
+        Args:
+            pairs: (reference, prediction) pairs, repeats allowed.
+            workers: how many math-verify workers may run at once. This checker's own worker
+                takes the pairs one after another; while every running worker has been on
+                one check for :attr:`SLOW_CHECK_SECONDS` and pairs are still waiting,
+                another worker joins (up to ``workers``), so pathological answers, which
+                cost the whole deadline each, are waited for side by side rather than one
+                after another. Ordinary checks take milliseconds, so no extra worker (and
+                its second of start-up) is paid for them. The extra workers' verdicts are
+                cached here, and they are stopped before this returns.
+        """
+        order = list(dict.fromkeys(pairs))
+        out: dict[tuple[str, str], Verdict] = {}
+        waiting: queue.SimpleQueue = queue.SimpleQueue()
+        for pair in order:
+            verdict = self.quick_verdict(*pair)
+            if verdict is None:
+                waiting.put(pair)
+            else:
+                out[pair] = verdict
+        if workers <= 1 or waiting.qsize() <= 1:
+            while not waiting.empty():
+                pair = waiting.get()
+                out[pair] = self.check(*pair)
+            return {pair: out[pair] for pair in order}
+        self._check_side_by_side(waiting, out, workers)
+        return {pair: out[pair] for pair in order}
+
+    def _check_side_by_side(self, waiting: queue.SimpleQueue, out: dict, workers: int) -> None:
+        busy_since: list[float | None] = []  # per thread: when its current check began
+        helpers: list[AnswerChecker] = []
+
+        def run(slot: int, checker: AnswerChecker) -> None:
+            while True:
+                try:
+                    pair = waiting.get_nowait()
+                except queue.Empty:
+                    busy_since[slot] = None
+                    return
+                busy_since[slot] = time.monotonic()
+                out[pair] = checker.check(*pair)
+
+        def spawn(checker: AnswerChecker) -> threading.Thread:
+            busy_since.append(time.monotonic())
+            thread = threading.Thread(
+                target=run, args=(len(busy_since) - 1, checker), name="dagmath-verify", daemon=True
+            )
+            thread.start()
+            return thread
+
+        threads = [spawn(self)]
+        try:
+            while any(t.is_alive() for t in threads):
+                threads[-1].join(self.SLOW_CHECK_SECONDS / 2)
+                now = time.monotonic()
+                all_slow = all(
+                    since is not None and now - since >= self.SLOW_CHECK_SECONDS
+                    for since, t in zip(busy_since, threads, strict=True)
+                    if t.is_alive()
+                )
+                if len(threads) < workers and not waiting.empty() and all_slow:
+                    helper = type(self)(timeout=self.timeout)
+                    helpers.append(helper)
+                    threads.append(spawn(helper))
+        finally:
+            for thread in threads:
+                thread.join()
+            for helper in helpers:  # every verdict, timeouts too (as check() keeps them)
+                for (reference, prediction), verdict in list(helper._cache.items()):
+                    self.learn(reference, prediction, verdict)
+                helper.close()
 
     def learn(self, reference: str, prediction: str, verdict: Verdict) -> None:
         """Take a verdict found elsewhere (another process's checker, a cluster worker)."""

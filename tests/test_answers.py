@@ -350,3 +350,57 @@ def test_saved_cache_respects_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert stat_mod.S_IMODE(cache.stat().st_mode) == 0o640  # 0666 less 027, not 0600
+
+
+# --------------------------------------------------------------------------- side by side
+
+
+class _RecordingChecker(AnswerChecker):
+    """Records when each worker check ran (helpers are made as ``type(self)``)."""
+
+    spans: list = []
+
+    def _ask_worker(self, reference, prediction):
+        import time
+
+        start = time.monotonic()
+        try:
+            return super()._ask_worker(reference, prediction)
+        finally:
+            self.spans.append((prediction, start, time.monotonic()))
+
+
+def test_pathological_answers_are_waited_for_side_by_side():
+    """Three answers that each cost the whole deadline: with three workers allowed, the three
+    checks run at the same time (each starts before any ends), not one after another."""
+    hostile = [HOSTILE, r"\boxed{(10^{10^{10}})!}", r"\boxed{9^{9^{9^{8}}}}"]
+    _RecordingChecker.spans = []
+    checker = _RecordingChecker(timeout=3.0)
+    try:
+        checker.prestart()
+        checker._starter.join()
+        pairs = [("1", h) for h in hostile] + [("x+1", "1+x"), ("2", "2")]
+        got = checker.check_many(pairs, workers=3)
+    finally:
+        checker.close()
+    assert [got[("1", h)] for h in hostile] == [Verdict(False, "timeout")] * 3
+    assert got[("x+1", "1+x")] == Verdict(True, "verified")
+    assert got[("2", "2")] == Verdict(True, "equal")  # decided without any worker
+    slow = [span for span in _RecordingChecker.spans if span[0] in hostile]
+    assert len(slow) == 3
+    assert max(start for _, start, _ in slow) < min(end for _, _, end in slow)
+    # the helpers' verdicts are the checker's own now: asking again costs nothing
+    assert checker.quick_verdict("1", hostile[2]) == Verdict(False, "timeout")
+
+
+def test_check_many_with_one_worker_is_one_after_another():
+    _RecordingChecker.spans = []
+    checker = _RecordingChecker(timeout=20)
+    try:
+        got = checker.check_many([("x+1", "1+x"), ("x+1", "x+2"), ("x+1", "1+x")], workers=1)
+    finally:
+        checker.close()
+    assert got == {("x+1", "1+x"): Verdict(True, "verified"),
+                   ("x+1", "x+2"): Verdict(False, "different")}  # fmt: skip
+    (a, b) = _RecordingChecker.spans
+    assert a[2] <= b[1]  # the second began after the first ended
