@@ -98,10 +98,7 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list) -> list[LoadI
         raise InputError(f"{name}: {len(members)} members; at most {MAX_FILES} are accepted")
     declared = sum(m.file_size for m in members)
     if declared > budget[0]:
-        raise InputError(
-            f"{name}: would inflate to {declared} bytes; {budget[0]} are left under the "
-            f"{budget[2]} of {budget[1]}"
-        )
+        raise InputError(f"{name}: would inflate to {declared} bytes; {_room(budget)}")
     for m in members:
         where = f"member {short_repr(m.filename, 200)}"
         try:
@@ -160,6 +157,14 @@ def _inflate(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, bu
             out.write(chunk)
 
 
+def _room(budget: list) -> str:
+    """How a refusal states the cap: ``the cap is N`` or ``only L of the <cap> (N) are left``."""
+    left, cap, cap_name = budget
+    if left >= cap:
+        return f"the {cap_name} is {cap}"
+    return f"only {max(left, 0)} bytes of the {cap_name} ({cap}) are left"
+
+
 def materialise_uploads(
     files: Sequence[UploadedFile],
     dest: Path,
@@ -203,13 +208,7 @@ def materialise_uploads(
             if target.exists():
                 target = dest / "uploaded" / f"{i:03d}" / base
             if len(f.data) > budget[0]:
-                issues.append(
-                    LoadIssue(
-                        base,
-                        "file",
-                        f"{len(f.data)} bytes; {budget[0]} are left under the {cap_name} of {cap}",
-                    )
-                )
+                issues.append(LoadIssue(base, "file", f"{len(f.data)} bytes; {_room(budget)}"))
             else:
                 try:
                     target.parent.mkdir(parents=True, exist_ok=True)

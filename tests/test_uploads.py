@@ -173,11 +173,17 @@ def test_caps_per_session_and_for_all_sessions_count_what_is_kept(tmp_path):
     )
     store.store("s1", "data", [UploadedFile("a.json", kb), UploadedFile("b.json", kb)])
     refused = store.store("s1", "gsm", [UploadedFile("c.json", kb)])  # 500 left in s1
-    assert refused.paths == (None,) and "cap per session of 2500" in refused.issues[0].message
+    assert (
+        refused.paths == (None,)
+        and refused.issues[0].message
+        == "1000 bytes; only 500 bytes of the cap per session (2500) are left"
+    )
     store.store("s2", "data", [UploadedFile("d.json", kb)])  # 1,000 left overall
     bomb = _zip({"big.json": b"0" * 5_000})
     refused = store.store("s3", "data", [UploadedFile("big.zip", bomb)])
-    assert "cap for all sessions of 4000" in refused.issues[0].message
+    assert refused.issues[0].message == (
+        "would inflate to 5000 bytes; only 1000 bytes of the cap for all sessions (4000) are left"
+    )
     assert _files_under(refused.folder) == []  # refused before anything was written
     assert store.used_bytes() == 3_000
 
