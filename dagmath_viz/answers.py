@@ -429,8 +429,8 @@ class AnswerChecker:
 
         threads = [spawn(self)]
         try:
-            while any(t.is_alive() for t in threads):
-                threads[-1].join(self.SLOW_CHECK_SECONDS / 2)
+            while alive := [t for t in threads if t.is_alive()]:
+                alive[0].join(self.SLOW_CHECK_SECONDS / 2)  # a pause, or an end
                 now = time.monotonic()
                 all_slow = all(
                     since is not None and now - since >= self.SLOW_CHECK_SECONDS
