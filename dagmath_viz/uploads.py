@@ -28,7 +28,7 @@ import time
 import weakref
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -257,6 +257,12 @@ class UploadStore:
         max_store_bytes: cap of everything the process keeps at once.
         max_age: seconds after which an unused upload is deleted.
         parent: where to make the private folder (default: the system's temp folder).
+        is_alive: tells whether a session is still connected; the uploads of one that is
+            not are deleted at the next sweep. ``None``: sessions end only through
+            :meth:`end_session`, a lease, or age.
+        sweep_every: seconds between sweeps by a background thread (started with the
+            first upload), so a closed tab's files go even when nobody uploads again;
+            ``None`` sweeps only when something is stored.
     """
 
     def __init__(
@@ -266,6 +272,8 @@ class UploadStore:
         max_store_bytes: int | None = None,
         max_age: float | None = None,
         parent: str | Path | None = None,
+        is_alive: Callable[[str], bool] | None = None,
+        sweep_every: float | None = None,
     ) -> None:
         self.max_upload_bytes = MAX_TOTAL_BYTES if max_upload_bytes is None else max_upload_bytes
         self.max_session_bytes = (
@@ -279,6 +287,9 @@ class UploadStore:
         # (session, slot) -> the stored upload; a session folder per session
         self._uploads: dict[tuple[str, str], StoredUpload] = {}
         self._session_dirs: dict[str, Path] = {}
+        self._is_alive = is_alive
+        self._sweep_every = sweep_every
+        self._sweeper: threading.Thread | None = None
 
     @property
     def root(self) -> Path:
@@ -300,7 +311,8 @@ class UploadStore:
         """
         uid = uploads_id(files)
         with self._lock:
-            self._sweep_locked()
+            self._start_sweeper()
+            self._sweep_locked(keep=session)
             key = (session, slot)
             old = self._uploads.get(key)
             if old is not None and old.uid == uid and old.folder.is_dir():
@@ -351,19 +363,38 @@ class UploadStore:
         return token
 
     def sweep(self) -> None:
-        """Delete uploads unused for longer than ``max_age``."""
+        """Delete uploads unused for longer than ``max_age``, and those of ended sessions."""
         with self._lock:
             self._sweep_locked()
+
+    def _start_sweeper(self) -> None:
+        if self._sweep_every is None or self._sweeper is not None:
+            return
+
+        def loop() -> None:
+            while True:
+                time.sleep(self._sweep_every)
+                try:
+                    self.sweep()
+                except Exception:  # noqa: BLE001 - a failed sweep must not end the next ones
+                    pass
+
+        self._sweeper = threading.Thread(target=loop, name="dagmath-upload-sweeper", daemon=True)
+        self._sweeper.start()
 
     def used_bytes(self) -> int:
         """The bytes the process keeps in uploads now."""
         with self._lock:
             return sum(u.size for u in self._uploads.values())
 
-    def _sweep_locked(self) -> None:
+    def _sweep_locked(self, keep: str | None = None) -> None:
         now = time.monotonic()
+        ended: dict[str, bool] = {}
         for key, up in list(self._uploads.items()):
-            if now - up.last_used[0] > self.max_age:
+            session = key[0]
+            if session != keep and self._is_alive is not None and session not in ended:
+                ended[session] = not _asked(self._is_alive, session)
+            if now - up.last_used[0] > self.max_age or ended.get(session):
                 self._delete_locked(key)
         for session, folder in list(self._session_dirs.items()):
             if not any(k[0] == session for k in self._uploads):
@@ -382,6 +413,14 @@ class UploadStore:
             folder = Path(tempfile.mkdtemp(prefix="session-", dir=self._ensure_root()))
             self._session_dirs[session] = folder
         return folder
+
+
+def _asked(is_alive: Callable[[str], bool], session: str) -> bool:
+    """``is_alive(session)``; a question that fails counts as "alive" (age still applies)."""
+    try:
+        return bool(is_alive(session))
+    except Exception:  # noqa: BLE001 - the app's runtime may be shutting down
+        return True
 
 
 class _Lease:

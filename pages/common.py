@@ -51,21 +51,33 @@ def _resolve_data_path(raw: str) -> Path:
     return path
 
 
+def _session_alive(session_id: str) -> bool:
+    """Is this Streamlit session still connected? (True when there is no server runtime.)"""
+    from streamlit import runtime
+
+    return not runtime.exists() or runtime.get_instance().is_active_session(session_id)
+
+
 @st.cache_resource(show_spinner=False)
 def upload_store() -> UploadStore:
-    """The process's one upload store: a private 0700 folder, removed at exit."""
-    return UploadStore()
+    """The process's one upload store: a private 0700 folder, removed at exit; a closed
+    tab's uploads go within a minute (a background sweep asks the runtime)."""
+    return UploadStore(is_alive=_session_alive, sweep_every=60.0)
 
 
 def stored_upload(files, slot: str) -> StoredUpload:
     """One uploader's files stored for this session (re-stored only when they change).
 
-    Every uploader of every page comes here. The session's uploads are deleted when its state
-    is dropped (the lease below) or after an hour unused; nothing is shared between sessions.
+    Every uploader of every page comes here. The session's uploads are deleted when it
+    disconnects, when its state is dropped (the lease below), or after an hour unused;
+    nothing is shared between sessions.
     """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
     store = upload_store()
     if "_upload_session" not in st.session_state:
-        session = secrets.token_hex(16)
+        ctx = get_script_run_ctx()
+        session = ctx.session_id if ctx is not None else secrets.token_hex(16)
         st.session_state["_upload_session"] = session
         st.session_state["_upload_lease"] = store.lease(session)
     uploads = [UploadedFile(f.name, f.getvalue()) for f in files]

@@ -215,3 +215,35 @@ def test_efficiency_problem_records_without_an_id_are_named_and_left_out():
     assert [i.location for i in issues] == ["record 2", "record 3"]
     assert "no problem_id" in issues[0].message
     assert os.sep not in issues[1].message  # names the upload, never a server path
+
+
+def test_uploads_of_a_disconnected_session_are_swept(tmp_path):
+    connected = {"s1", "s2"}
+    store = UploadStore(parent=tmp_path, is_alive=lambda s: s in connected)
+    gone = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    connected.discard("s1")  # its tab is closed
+    kept = store.store("s2", "data", [UploadedFile("a.json", SAMPLE)])  # sweeps on the way
+    assert not gone.folder.exists() and kept.folder.exists()
+
+
+def test_a_background_sweep_needs_no_other_upload(tmp_path):
+    import time
+
+    connected = {"s1"}
+    store = UploadStore(parent=tmp_path, is_alive=lambda s: s in connected, sweep_every=0.05)
+    up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    connected.clear()
+    for _ in range(200):  # a hang guard, not a timing: the sweep runs every 0.05 s
+        if not up.folder.exists():
+            break
+        time.sleep(0.05)
+    assert not up.folder.exists()
+    assert store.used_bytes() == 0
+
+
+def test_the_storing_session_is_never_swept_by_its_own_upload(tmp_path):
+    # the runtime may not list a session as active yet while its first script runs
+    store = UploadStore(parent=tmp_path, is_alive=lambda s: False)
+    up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    assert store.store("s1", "data", [UploadedFile("a.json", SAMPLE)]) is up
+    assert up.folder.exists()
