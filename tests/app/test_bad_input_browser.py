@@ -252,3 +252,58 @@ def test_dead_ends_of_a_12000_step_trajectory_stay_within_memory(app_page, tmp_p
         assert _peak_rss(server.proc.pid) < MAX_SERVER_RSS_BYTES
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------- upload lifetime
+
+
+def test_a_closed_tabs_uploads_are_deleted_and_sessions_share_nothing(
+    chromium_browser, tmp_path, monkeypatch
+):
+    """Two tabs upload the same zip (one member refused): each keeps its own copy and its own
+    warning. Closing a tab deletes its copy (a background sweep asks the runtime every
+    minute); the other tab's copy stays. The folder is private (0700) and fresh."""
+    import stat
+    import time
+
+    from tests.app.browser import StreamlitServer
+
+    server_tmp = tmp_path / "server-tmp"
+    server_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(server_tmp))
+    zipped = (BAD / "30_zip_traversal.zip").read_bytes()
+    server = StreamlitServer(REPO_ROOT / "app.py")
+    contexts, counts = [], []
+    try:
+        for _ in range(2):
+            context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+            contexts.append(context)
+            page = context.new_page()
+            page.set_default_timeout(120_000)
+            _open(page, server.url)
+            page.get_by_text("Uploaded files", exact=True).click()
+            wait_for_app(page)
+            page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(
+                [{"name": "t.zip", "mimeType": "application/zip", "buffer": zipped}]
+            )
+            page.get_by_text("load or scoring problems").wait_for()
+            wait_for_app(page)
+            label = page.get_by_text("load or scoring problems").first.inner_text()
+            counts.append(int(label.split("load or scoring")[0].split()[-1].replace(",", "")))
+        # the zip's three escaping members are refused and named in both tabs
+        assert counts[0] == counts[1] >= 3, counts
+        (root,) = [p for p in server_tmp.iterdir() if p.name.startswith("dagmath-viz-uploads-")]
+        assert stat.S_IMODE(root.stat().st_mode) == 0o700
+        sessions = sorted(p for p in root.iterdir() if p.is_dir())
+        assert len(sessions) == 2  # one copy per tab
+        contexts.pop(0).close()  # close the first tab
+        for _ in range(240):  # a hang guard: the sweep runs every 60 s
+            left = sorted(p for p in root.iterdir() if p.is_dir())
+            if len(left) == 1:
+                break
+            time.sleep(0.5)
+        assert len(left) == 1 and any(left[0].rglob("*.json"))  # the open tab's copy stays
+    finally:
+        for context in contexts:
+            context.close()
+        server.stop()
