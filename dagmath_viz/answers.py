@@ -239,10 +239,11 @@ def _read_verdicts(path: Path) -> tuple[dict[tuple[str, str], Verdict], int]:
 
 
 class _exclusive_lock:  # noqa: N801 - used as a context manager, like a function
-    """An exclusive ``flock`` on ``path`` (created if need be) for the ``with`` block.
+    """An exclusive ``flock`` on the folder ``path`` for the ``with`` block.
 
-    The lock file is never removed: removing it would let two runs lock two different
-    files of the same name. Where ``fcntl`` is missing (Windows) this locks nothing, and
+    The cache's folder is locked rather than a lock file beside the cache: nothing more is
+    written there, and the cache file itself cannot hold the lock, since each save
+    replaces it. Where a folder cannot be locked (Windows), this locks nothing and
     concurrent saves may drop each other's new verdicts, never corrupt the file.
     """
 
@@ -251,11 +252,11 @@ class _exclusive_lock:  # noqa: N801 - used as a context manager, like a functio
         self.fd: int | None = None
 
     def __enter__(self) -> None:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows
             return
+        self.fd = os.open(self.path, os.O_RDONLY)
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         except OSError:
@@ -480,8 +481,8 @@ class AnswerChecker:
     def save(self) -> None:
         """Merge the worker's verdicts found since the last save into ``cache_file``.
 
-        Concurrent runs stay correct and the file compact: under an exclusive lock on a
-        ``.lock`` file beside it, the file is read, this run's new verdicts are added to
+        Concurrent runs stay correct and the file compact: under an exclusive lock on its
+        folder, the file is read, this run's new verdicts are added to
         those already there (each key once), and the result replaces the file atomically
         (a temporary file beside it, then a rename). Readers never take the lock: they see
         the old file or the new one, never a part of either. Without new verdicts the file
@@ -495,7 +496,7 @@ class AnswerChecker:
         learned, self._learned = self._learned, []
         try:
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            with _exclusive_lock(self.cache_file.with_name(self.cache_file.name + ".lock")):
+            with _exclusive_lock(self.cache_file.parent):
                 on_disk, lines = _read_verdicts(self.cache_file)
                 merged = dict(on_disk)
                 for ref, pred, verdict in learned:

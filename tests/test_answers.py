@@ -257,6 +257,17 @@ def _cache_corpus(root) -> object:
     return root / "run"
 
 
+# `dagmath score`'s own main, with a 60 s answer deadline instead of 5 s: four runs at once
+# on a busy shared machine may take longer than 5 s for a check, and a timeout (rightly never
+# cached) would make the runs differ for a reason that is not the cache's.
+_SCORE_WITH_A_LONG_DEADLINE = """
+import sys
+from dagmath_viz import answers, cli
+answers.AnswerChecker.__init__.__defaults__ = (60.0, None)
+sys.exit(cli.main(["score", *sys.argv[1:]]))
+"""
+
+
 def test_four_concurrent_runs_on_one_cache_agree_and_leave_it_compact(tmp_path):
     """Each run learns every verdict and saves it: the cache must hold each pair once."""
     import os
@@ -275,25 +286,28 @@ def test_four_concurrent_runs_on_one_cache_agree_and_leave_it_compact(tmp_path):
         subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "dagmath_viz",
-                "score",
+                "-c",
+                _SCORE_WITH_A_LONG_DEADLINE,
                 str(run),
                 "-o",
                 str(tmp_path / f"{k}.jsonl"),
-            ]
-            + ["--cache-dir", str(cache_dir), "-j", "1"],
+                "--cache-dir",
+                str(cache_dir),
+                "-j",
+                "1",
+            ],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-        )
+        )  # fmt: skip
         for k in range(4)
     ]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode(errors="replace")
     outputs = [(tmp_path / f"{k}.jsonl").read_bytes() for k in range(4)]
-    assert outputs[0] == outputs[1] == outputs[2] == outputs[3]
+    checks = [[orjson.loads(line)["answer_check"] for line in out.splitlines()] for out in outputs]
+    assert outputs[0] == outputs[1] == outputs[2] == outputs[3], checks
     correct = {orjson.loads(line)["problem_id"]: orjson.loads(line)["final_correct"]
                for line in outputs[0].splitlines()}  # fmt: skip
     assert correct == {str(pid): ok for pid, ok in enumerate(CACHE_PAIRS.values(), 1)}
@@ -302,7 +316,7 @@ def test_four_concurrent_runs_on_one_cache_agree_and_leave_it_compact(tmp_path):
     keys = [(ref, pred) for ref, pred, _, _ in rows]
     assert len(keys) == len(set(keys)) == len(CACHE_PAIRS)  # compact: each pair once
     assert {(ref, pred): ok for ref, pred, ok, _ in rows} == CACHE_PAIRS
-    assert not [p for p in cache_dir.iterdir() if p.name.endswith(".tmp")]
+    assert [p.name for p in cache_dir.iterdir()] == [cache.name]  # no lock or temporary file
 
 
 def test_saving_merges_with_what_another_run_saved(tmp_path):
