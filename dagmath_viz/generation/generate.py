@@ -1,0 +1,344 @@
+"""``dagmath generate``: sample DAG-MATH trajectories from a model, resumably.
+
+Layout written under ``OUT_DIR``::
+
+    <model>/<dataset>/problem_<id>_all_samples.json   the samples, the authors' shape
+    <model>/<dataset>/answers.jsonl                    references and difficulties
+    failures.csv                                       samples that still failed, and why
+    .dagmath/journal-<model>-<dataset>.ndjson          every finished sample, at once
+    .dagmath/runs/<time>-generate.json                 the run manifest
+
+A problem's file is (re)written whole each time one of its samples finishes, from the
+journal, so it always holds exactly the journalled samples, sorted, each once. A rerun
+sends requests only for samples missing from the journal and rewrites no file whose bytes
+would not change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from dagmath_viz import __version__
+from dagmath_viz.generation.client import (
+    CallFailed,
+    ChatClient,
+    FatalAPIError,
+    RetryPolicy,
+    public_url,
+)
+from dagmath_viz.generation.problems import Problem, safe_name
+from dagmath_viz.generation.progress import Progress, format_duration
+from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
+from dagmath_viz.generation.store import (
+    STATE_DIR,
+    Journal,
+    remove_stale_temps,
+    write_atomic,
+    write_if_changed,
+)
+
+__all__ = ["GenerateConfig", "RunSummary", "check_solution", "run_generate"]
+
+FAILURES_FILE = "failures.csv"
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """Everything a run needs. ``api_key`` is used for requests and never written."""
+
+    base_url: str
+    model: str
+    out_dir: Path
+    dataset: str
+    system_prompt: str
+    system_prompt_source: str = "default"
+    samples: int = 1
+    concurrency: int = 8
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key: str | None = field(default=None, repr=False)
+    structured: bool = True
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    progress_interval: float = 10.0
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for the closing line and the manifest."""
+
+    total: int = 0
+    already_done: int = 0
+    written: int = 0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    wall_seconds: float = 0.0
+    structured_output: bool = True
+
+    def line(self) -> str:
+        return (
+            f"{self.total - len(self.failures)} of {self.total} samples done "
+            f"({self.already_done} from an earlier run, {self.written} now), "
+            f"{len(self.failures)} failed, {self.requests} requests, "
+            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
+            f"{format_duration(self.wall_seconds)} wall time"
+        )
+
+
+def check_solution(value: Any) -> str | None:
+    """Why a parsed reply is not a solution, or ``None``.
+
+    Only the envelope is checked: an object with a ``steps`` list. Odd steps (missing
+    fields, bad parents, cycles) are kept on purpose: ``dagmath score`` classes them
+    ``illegal``, whereas dropping them would bias the run's rates upwards.
+    """
+    if not isinstance(value, dict):
+        return f"the JSON is {type(value).__name__}, expected an object with 'steps'"
+    if not isinstance(value.get("steps"), list):
+        return "the JSON object has no 'steps' list"
+    return None
+
+
+def _sample_record(
+    problem: Problem, sample_id: int, model: str, steps: list, reasoning: str
+) -> dict[str, Any]:
+    """One sample in the DAG-MATH authors' shape (``problem_<id>_all_samples.json`` item)."""
+    last = steps[-1] if steps else None
+    final = last.get("text") if isinstance(last, dict) else None
+    return {
+        "problem_id": problem.problem_id,
+        "sample_id": sample_id,
+        "problem_text": problem.text,
+        "steps": steps,
+        "final_answer": final if isinstance(final, str) and final.strip() else None,
+        "metadata": {"reasoning_content": reasoning, "model": model},
+    }
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, indent=2).encode() + b"\n"
+
+
+class _Run:
+    def __init__(self, problems: list[Problem], config: GenerateConfig, stream: TextIO) -> None:
+        self.problems = problems
+        self.config = config
+        self.stream = stream
+        self.folder = config.out_dir / safe_name(config.model) / safe_name(config.dataset)
+        state = config.out_dir / STATE_DIR
+        self.journal = Journal(
+            state / f"journal-{safe_name(config.model)}-{safe_name(config.dataset)}.ndjson",
+            ("problem_id", "sample_id"),
+        )
+        self.summary = RunSummary(total=len(problems) * config.samples)
+        self.notices: set[str] = set()
+        self.stopped = False
+        # journalled samples by problem id, then sample id: each problem's file is built
+        # from its own entries, never by scanning the whole journal
+        self.by_problem: dict[str, dict[int, dict[str, Any]]] = {}
+        for record in self.journal.records():
+            self._index(record)
+
+    def _index(self, record: dict[str, Any]) -> None:
+        sample = record.get("sample")
+        if isinstance(sample, dict) and isinstance(record.get("sample_id"), int):
+            self.by_problem.setdefault(str(record.get("problem_id")), {})[record["sample_id"]] = (
+                sample
+            )
+
+    def notice(self, message: str) -> None:
+        if message not in self.notices:
+            self.notices.add(message)
+            self.stream.write(f"\ndagmath: note: {message}\n")
+            self.stream.flush()
+
+    def done_ids(self, problem: Problem) -> set[int]:
+        return set(self.by_problem.get(problem.key, ()))
+
+    def write_problem(self, problem: Problem) -> None:
+        found = self.by_problem.get(problem.key, {})
+        # only the samples this run asks for: a rerun with fewer --samples keeps the
+        # journal but writes just those
+        samples = [found[k] for k in sorted(found) if k <= self.config.samples]
+        if samples:
+            write_if_changed(
+                self.folder / f"problem_{problem.key}_all_samples.json", _dump(samples)
+            )
+
+    def write_answers(self) -> None:
+        rows = [
+            {
+                "problem_id": p.problem_id,
+                "dataset": self.config.dataset,
+                "answer": p.answer,
+                "difficulty": p.difficulty,
+            }
+            for p in self.problems
+            if p.answer is not None or p.difficulty is not None
+        ]
+        if rows:
+            data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows)
+            write_if_changed(self.folder / "answers.jsonl", data)
+
+    async def run(self) -> RunSummary:
+        cfg = self.config
+        started = time.monotonic()
+        remove_stale_temps(self.folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.write_answers()
+        pending: list[tuple[Problem, int]] = []
+        for problem in self.problems:
+            done = self.done_ids(problem)
+            missing = [k for k in range(1, cfg.samples + 1) if k not in done]
+            self.summary.already_done += cfg.samples - len(missing)
+            pending.extend((problem, k) for k in missing)
+            # a kill between journal and file leaves the file behind: bring it up to date
+            self.write_problem(problem)
+        progress = Progress(
+            "generate",
+            self.summary.total,
+            self.summary.already_done,
+            self.stream,
+            cfg.progress_interval,
+        )
+        client = ChatClient(
+            base_url=cfg.base_url,
+            model=cfg.model,
+            api_key=cfg.api_key,
+            policy=cfg.policy,
+            structured=cfg.structured,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            notice=self.notice,
+        )
+        gate = asyncio.Semaphore(max(cfg.concurrency, 1))
+
+        async def one(problem: Problem, sample_id: int) -> None:
+            async with gate:
+                if self.stopped:
+                    return
+                messages = [
+                    {"role": "system", "content": cfg.system_prompt},
+                    {"role": "user", "content": user_prompt(problem.text)},
+                ]
+                try:
+                    reply = await client.json_call(
+                        messages, "DAGSolution", SOLUTION_SCHEMA, check_solution, "steps"
+                    )
+                except FatalAPIError:
+                    self.stopped = True  # set before the gate opens for the next task
+                    raise
+                except CallFailed as exc:
+                    self.summary.failures.append(
+                        {
+                            "problem_id": problem.key,
+                            "sample_id": sample_id,
+                            "attempts": exc.attempts,
+                            "reason": exc.reason,
+                        }
+                    )
+                    progress.advance(ok=False)
+                    return
+            record = _sample_record(
+                problem, sample_id, cfg.model, reply.value["steps"], reply.reasoning
+            )
+            entry = {"problem_id": problem.key, "sample_id": sample_id, "sample": record}
+            self.journal.append(entry)
+            self._index(entry)
+            self.summary.written += 1
+            self.write_problem(problem)
+            progress.advance(ok=True)
+
+        progress.show(force=True)
+        try:
+            tasks = [asyncio.create_task(one(p, k)) for p, k in pending]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        finally:
+            progress.close()
+            await client.close()
+            self.journal.close()
+            usage = client.usage
+            self.summary.prompt_tokens = usage.prompt_tokens
+            self.summary.completion_tokens = usage.completion_tokens
+            self.summary.requests = usage.requests
+            self.summary.structured_output = client.structured
+            self.summary.wall_seconds = time.monotonic() - started
+        self.write_failures()
+        self.write_manifest()
+        return self.summary
+
+    def write_failures(self) -> None:
+        path = self.config.out_dir / FAILURES_FILE
+        if not self.summary.failures:
+            # an earlier run's failures were all redone: the file would now mislead
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+            return
+        buffer = io.StringIO()
+        columns = ["model", "dataset", "problem_id", "sample_id", "attempts", "reason"]
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in sorted(self.summary.failures, key=lambda r: (r["problem_id"], r["sample_id"])):
+            writer.writerow({"model": self.config.model, "dataset": self.config.dataset, **row})
+        write_atomic(path, buffer.getvalue().encode())
+
+    def write_manifest(self) -> None:
+        cfg = self.config
+        now = datetime.now(UTC)
+        manifest = {
+            "command": "generate",
+            "dagmath_viz_version": __version__,
+            "finished_at": now.isoformat(timespec="seconds"),
+            "model": cfg.model,
+            "base_url": public_url(cfg.base_url),
+            "dataset": cfg.dataset,
+            "parameters": {
+                "samples": cfg.samples,
+                "concurrency": cfg.concurrency,
+                "temperature": cfg.temperature,
+                "max_tokens": cfg.max_tokens,
+                "structured_output_requested": cfg.structured,
+                "transport_retries": cfg.policy.transport_retries,
+                "content_attempts": cfg.policy.content_attempts,
+                "timeout_seconds": cfg.policy.timeout,
+            },
+            "system_prompt": cfg.system_prompt_source,
+            "prompt_hash": prompt_hash(cfg.system_prompt, SOLUTION_SCHEMA),
+            "structured_output_used": self.summary.structured_output,
+            "problems": len(self.problems),
+            "samples_total": self.summary.total,
+            "samples_from_earlier_runs": self.summary.already_done,
+            "samples_written": self.summary.written,
+            "failures": len(self.summary.failures),
+            "requests": self.summary.requests,
+            "prompt_tokens": self.summary.prompt_tokens,
+            "completion_tokens": self.summary.completion_tokens,
+            "wall_seconds": round(self.summary.wall_seconds, 3),
+        }
+        stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+        path = cfg.out_dir / STATE_DIR / "runs" / f"{stamp}-generate.json"
+        write_atomic(path, _dump(manifest))
+
+
+def run_generate(problems: list[Problem], config: GenerateConfig, stream: TextIO) -> RunSummary:
+    """Generate ``config.samples`` samples per problem (see the module doc for the layout).
+
+    Raises:
+        FatalAPIError: the server refused the credentials, model or endpoint.
+    """
+    return asyncio.run(_Run(problems, config, stream).run())
