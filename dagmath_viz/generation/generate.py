@@ -44,6 +44,7 @@ from dagmath_viz.generation.store import (
     write_atomic,
     write_if_changed,
 )
+from dagmath_viz.schema import InputError
 
 __all__ = ["GenerateConfig", "RunSummary", "check_solution", "run_generate"]
 
@@ -147,6 +148,14 @@ class _Run:
         self.by_problem: dict[str, dict[int, dict[str, Any]]] = {}
         for record in self.journal.records():
             self._index(record)
+            other = (record.get("sample") or {}).get("metadata", {}).get("model")
+            if other is not None and other != config.model:
+                # two names that make the same folder name (org/m and org_m): never mix
+                self.journal.close()
+                raise InputError(
+                    f"{self.folder} already holds samples of the model {other!r}, whose folder "
+                    f"name is the same as {config.model!r}'s; use another output folder"
+                )
 
     def _index(self, record: dict[str, Any]) -> None:
         sample = record.get("sample")
@@ -158,7 +167,8 @@ class _Run:
     def notice(self, message: str) -> None:
         if message not in self.notices:
             self.notices.add(message)
-            self.stream.write(f"\ndagmath: note: {message}\n")
+            lead = "\n" if self.stream.isatty() else ""  # below the progress bar's line
+            self.stream.write(f"{lead}dagmath: note: {message}\n")
             self.stream.flush()
 
     def done_ids(self, problem: Problem) -> set[int]:

@@ -236,7 +236,8 @@ class _GoldRun:
     def notice(self, message: str) -> None:
         if message not in self.notices:
             self.notices.add(message)
-            self.stream.write(f"\ndagmath: note: {message}\n")
+            lead = "\n" if self.stream.isatty() else ""  # below the progress bar's line
+            self.stream.write(f"{lead}dagmath: note: {message}\n")
             self.stream.flush()
 
     def stage_result(self, problem: Problem, stage: str) -> Any:

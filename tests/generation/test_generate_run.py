@@ -236,3 +236,35 @@ def test_missing_key_variable_is_an_error(tmp_path, serve, fast_backoff, monkeyp
     assert code == 1
     assert "NOPE_KEY is not set" in capsys.readouterr().err
     assert server.chat_requests() == []
+
+
+def test_two_models_with_the_same_folder_name_are_never_mixed(
+    tmp_path, serve, fast_backoff, capsys
+):
+    problems = write_problems(tmp_path / "p.jsonl", 1)
+    server = serve(ScriptedModel())
+    out = tmp_path / "out"
+    base = ("generate", problems, "--base-url", server.base_url, "-o", out)
+    assert run_cli(*base, "--model", "org/m") == 0
+    assert run_cli(*base, "--model", "org_m") == 1
+    assert "already holds samples of the model 'org/m'" in capsys.readouterr().err
+    assert len(server.chat_requests()) == 1
+
+
+def test_no_structured_and_reasoning_content_is_kept(tmp_path, serve, fast_backoff):
+    from conftest import solution
+    from gen_fake_server import Action
+
+    good = json.dumps(solution(1, "7"))
+    server = serve(lambda body: Action("reply", content=good, reasoning="Let me think: 7."))
+    problems = write_problems(tmp_path / "p.jsonl", 1)
+    out = tmp_path / "out"
+    args = ("generate", problems, "--base-url", server.base_url, "--model", "m", "-o", out,
+            "--no-structured", "--temperature", "0.7", "--max-tokens", "512")  # fmt: skip
+    assert run_cli(*args) == 0
+    (request,) = server.chat_requests()
+    assert "response_format" not in request.body
+    assert request.body["temperature"] == 0.7 and request.body["max_tokens"] == 512
+    (sample,) = read_samples(out / "m" / "p")["problem_1_all_samples.json"]
+    assert sample["metadata"] == {"reasoning_content": "Let me think: 7.", "model": "m"}
+    assert sample["final_answer"] == "The final answer is $\\boxed{7}$."
