@@ -298,6 +298,7 @@ class ChatClient:
                     "type": "json_schema",
                     "json_schema": {"name": schema_name, "schema": schema, "strict": True},
                 }
+            self.usage.requests += 1  # every request sent, refused and failed ones included
             try:
                 completion = await client.chat.completions.create(**kwargs)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
@@ -337,7 +338,6 @@ class ChatClient:
                 why = f"connection failed ({_short(exc.__cause__ or exc, 80)})"
                 retries = await self._pause(retries, None, why, attempt)
                 continue
-            self.usage.requests += 1
             usage = getattr(completion, "usage", None)
             if usage is not None:
                 self.usage.prompt_tokens += usage.prompt_tokens or 0

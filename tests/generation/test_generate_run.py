@@ -66,6 +66,7 @@ def test_twelve_problems_three_samples_through_every_fault(tmp_path, serve, fast
     ]
     assert len(odd) == 1
     assert "36 of 36 samples done" in err
+    assert f", {len(sent)} requests, " in err  # every request the server saw is counted
 
     # scoring needs no flags: answers.jsonl sits beside the samples
     records = _scored(out, tmp_path)
