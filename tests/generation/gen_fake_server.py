@@ -63,6 +63,8 @@ class FakeServer:
         self.script = script
         self.requests: list[Request] = []
         self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -88,8 +90,18 @@ class FakeServer:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 action = server.script(body)
-                if action.delay:
-                    time.sleep(action.delay)
+                with server.lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if action.delay:
+                        time.sleep(action.delay)
+                    self._act(action, body)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _act(self, action: Action, body: dict) -> None:
                 try:
                     if action.kind == "drop":
                         self.close_connection = True

@@ -269,3 +269,35 @@ def test_no_structured_and_reasoning_content_is_kept(tmp_path, serve, fast_backo
     (sample,) = read_samples(out / "m" / "p")["problem_1_all_samples.json"]
     assert sample["metadata"] == {"reasoning_content": "Let me think: 7.", "model": "m"}
     assert sample["final_answer"] == "The final answer is $\\boxed{7}$."
+
+
+def test_at_most_k_requests_in_flight(tmp_path, serve, fast_backoff):
+    problems = write_problems(tmp_path / "p.jsonl", 8)
+    server = serve(ScriptedModel(faults={1: ["429:0.05"], 2: ["500"]}, delay=0.15))
+    out = tmp_path / "out"
+    args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
+            "--concurrency", "3", "-o", out)  # fmt: skip
+    assert run_cli(*args) == 0
+    assert server.max_in_flight == 3  # used to the full, never beyond
+
+
+def test_system_prompt_from_a_file(tmp_path, serve, fast_backoff):
+    prompt = tmp_path / "authors.txt"
+    prompt.write_text("Answer in the DAG-MATH JSON format.\n")
+    problems = write_problems(tmp_path / "p.jsonl", 1)
+    server = serve(ScriptedModel())
+    out = tmp_path / "out"
+    args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
+            "--system-prompt", prompt, "-o", out)  # fmt: skip
+    assert run_cli(*args) == 0
+    (request,) = server.chat_requests()
+    assert request.body["messages"][0] == {
+        "role": "system",
+        "content": "Answer in the DAG-MATH JSON format.\n",
+    }
+    (manifest_file,) = (out / ".dagmath" / "runs").glob("*-generate.json")
+    assert json.loads(manifest_file.read_text())["system_prompt"] == "file authors.txt"
+    missing = ("generate", problems, "--base-url", server.base_url, "--model", "m",
+               "--system-prompt", tmp_path / "nope.txt", "-o", out)  # fmt: skip
+    assert run_cli(*missing) == 1
+    assert len(server.chat_requests()) == 1
