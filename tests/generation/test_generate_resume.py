@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ScriptedModel, read_samples, run_cli, write_problems
+from gen_helpers import ScriptedModel, read_samples, run_cli, write_problems
 
 from dagmath_viz.generation.store import Journal
 

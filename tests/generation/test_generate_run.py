@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from conftest import ScriptedModel, read_samples, run_cli, write_problems
+from gen_helpers import ScriptedModel, read_samples, run_cli, write_problems
 
 MODEL = "acme/dag-model-7b"  # a '/' in the name: the folder must be made safe
 
@@ -253,8 +253,8 @@ def test_two_models_with_the_same_folder_name_are_never_mixed(
 
 
 def test_no_structured_and_reasoning_content_is_kept(tmp_path, serve, fast_backoff):
-    from conftest import solution
     from gen_fake_server import Action
+    from gen_helpers import solution
 
     good = json.dumps(solution(1, "7"))
     server = serve(lambda body: Action("reply", content=good, reasoning="Let me think: 7."))

@@ -8,8 +8,8 @@ import threading
 from collections import defaultdict
 
 import pytest
-from conftest import run_cli
 from gen_fake_server import Action, error, reply
+from gen_helpers import run_cli
 
 from dagmath_viz.generation.gold_checks import (
     arithmetic_fault,
