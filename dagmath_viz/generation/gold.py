@@ -49,6 +49,14 @@ from dagmath_viz.generation.gold_checks import (
 )
 from dagmath_viz.generation.problems import Problem, safe_name
 from dagmath_viz.generation.progress import Progress, format_duration
+from dagmath_viz.generation.prompts import (
+    EDGES_PROMPT,
+    EDGES_SCHEMA,
+    NODES_PROMPT,
+    NODES_SCHEMA,
+    PARENTS_PROMPT,
+    PARENTS_SCHEMA,
+)
 from dagmath_viz.generation.store import (
     STATE_DIR,
     Journal,
@@ -60,80 +68,6 @@ from dagmath_viz.generation.store import (
 __all__ = ["GoldConfig", "GoldSummary", "run_gold"]
 
 STAGES = ("nodes", "parents", "edges")
-
-NODES_PROMPT = """\
-You turn a reference solution of a mathematics problem into a list of assertions for a \
-gold reasoning graph. Rules:
-- One assertion per item, one primitive step each: a given from the problem, a \
-definition, one equation, or the result of one calculation.
-- Follow the reference solution; add no idea it does not contain, and keep only what \
-leads to the answer.
-- Write mathematics in LaTeX between dollar signs; keep calculations correct.
-- The last item is exactly "The final answer is $\\boxed{ANSWER}$." with the reference answer.
-Reply with one JSON object: {"nodes": ["first assertion", "second assertion", ...]}."""
-
-PARENTS_PROMPT = """\
-You are given a mathematics problem and a numbered list of assertions that solve it. For \
-each assertion, list the minimal set of earlier assertions it follows from directly \
-(null for a fact taken from the problem statement). Parents must have smaller numbers.
-Reply with one JSON object: {"parents": [{"step_id": 1, "direct_dependent_steps": null}, \
-{"step_id": 2, "direct_dependent_steps": [1]}, ...]} with one entry per assertion."""
-
-EDGES_PROMPT = """\
-You are given a mathematics problem and a reasoning graph: numbered assertions, each \
-with the earlier assertions it follows from. For each assertion, write a short \
-justification of how it follows from its parents (or, for one without parents, where the \
-problem states it). Cite parents as "Step k". Introduce no fact, number or idea that is \
-not in the assertion or its parents.
-Reply with one JSON object: {"edges": [{"step_id": 1, "edge": "..."}, ...]} with one \
-entry per assertion."""
-
-_NODES_SCHEMA = {
-    "type": "object",
-    "properties": {"nodes": {"type": "array", "items": {"type": "string"}}},
-    "required": ["nodes"],
-    "additionalProperties": False,
-}
-_PARENTS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "parents": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "step_id": {"type": "integer"},
-                    "direct_dependent_steps": {
-                        "anyOf": [
-                            {"type": "array", "items": {"type": "integer"}},
-                            {"type": "null"},
-                        ]
-                    },
-                },
-                "required": ["step_id", "direct_dependent_steps"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["parents"],
-    "additionalProperties": False,
-}
-_EDGES_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "edges": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"step_id": {"type": "integer"}, "edge": {"type": "string"}},
-                "required": ["step_id", "edge"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["edges"],
-    "additionalProperties": False,
-}
 
 
 @dataclass(frozen=True)
@@ -299,7 +233,7 @@ class _GoldRun:
             {"role": "system", "content": NODES_PROMPT},
             {"role": "user", "content": user},
         ]
-        return await self._sample(client, problem, "nodes", messages, _NODES_SCHEMA, validate)
+        return await self._sample(client, problem, "nodes", messages, NODES_SCHEMA, validate)
 
     async def parents(self, client: ChatClient, problem: Problem, nodes: list[str]) -> Graph:
         async def validate(value: Any) -> tuple[Any, str | None]:
@@ -317,7 +251,7 @@ class _GoldRun:
             {"role": "system", "content": PARENTS_PROMPT},
             {"role": "user", "content": user},
         ]
-        result = await self._sample(client, problem, "parents", messages, _PARENTS_SCHEMA, validate)
+        result = await self._sample(client, problem, "parents", messages, PARENTS_SCHEMA, validate)
         return _graph(result)
 
     async def edges(self, client: ChatClient, problem: Problem, graph: Graph) -> list[str]:
@@ -333,7 +267,7 @@ class _GoldRun:
             {"role": "system", "content": EDGES_PROMPT},
             {"role": "user", "content": user},
         ]
-        return await self._sample(client, problem, "edges", messages, _EDGES_SCHEMA, validate)
+        return await self._sample(client, problem, "edges", messages, EDGES_SCHEMA, validate)
 
     # ----------------------------------------------------------------- the run
 

@@ -1,4 +1,4 @@
-"""What is sent to the model: our system prompt, the user prompt, the JSON schema.
+"""What is sent to the model: our system prompt, the user prompt, the JSON schemas.
 
 The user prompt is exactly the DAG-MATH authors' (``Problem: <problem>\\n\\nSolution:``), so
 runs stay comparable with theirs; the default system prompt is ours, written for this
@@ -14,6 +14,12 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "EDGES_PROMPT",
+    "EDGES_SCHEMA",
+    "NODES_PROMPT",
+    "NODES_SCHEMA",
+    "PARENTS_PROMPT",
+    "PARENTS_SCHEMA",
     "SOLUTION_SCHEMA",
     "prompt_hash",
     "user_prompt",
@@ -176,3 +182,81 @@ def prompt_hash(system_prompt: str, schema: dict[str, Any] | None = None) -> str
         digest.update(part.encode())
         digest.update(b"\0")
     return "sha256:" + digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- gold stages
+# The three prompts of `dagmath gold` (paper §4, Appendix D), in our own words.
+
+NODES_PROMPT = """\
+You turn a reference solution of a mathematics problem into a list of assertions for a \
+gold reasoning graph. Rules:
+- One assertion per item, one primitive step each: a given from the problem, a \
+definition, one equation, or the result of one calculation.
+- Follow the reference solution; add no idea it does not contain, and keep only what \
+leads to the answer.
+- Write mathematics in LaTeX between dollar signs; keep calculations correct.
+- The last item is exactly "The final answer is $\\boxed{ANSWER}$." with the reference answer.
+Reply with one JSON object: {"nodes": ["first assertion", "second assertion", ...]}."""
+
+PARENTS_PROMPT = """\
+You are given a mathematics problem and a numbered list of assertions that solve it. For \
+each assertion, list the minimal set of earlier assertions it follows from directly \
+(null for a fact taken from the problem statement). Parents must have smaller numbers.
+Reply with one JSON object: {"parents": [{"step_id": 1, "direct_dependent_steps": null}, \
+{"step_id": 2, "direct_dependent_steps": [1]}, ...]} with one entry per assertion."""
+
+EDGES_PROMPT = """\
+You are given a mathematics problem and a reasoning graph: numbered assertions, each \
+with the earlier assertions it follows from. For each assertion, write a short \
+justification of how it follows from its parents (or, for one without parents, where the \
+problem states it). Cite parents as "Step k". Introduce no fact, number or idea that is \
+not in the assertion or its parents.
+Reply with one JSON object: {"edges": [{"step_id": 1, "edge": "..."}, ...]} with one \
+entry per assertion."""
+
+NODES_SCHEMA = {
+    "type": "object",
+    "properties": {"nodes": {"type": "array", "items": {"type": "string"}}},
+    "required": ["nodes"],
+    "additionalProperties": False,
+}
+PARENTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "parents": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "step_id": {"type": "integer"},
+                    "direct_dependent_steps": {
+                        "anyOf": [
+                            {"type": "array", "items": {"type": "integer"}},
+                            {"type": "null"},
+                        ]
+                    },
+                },
+                "required": ["step_id", "direct_dependent_steps"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["parents"],
+    "additionalProperties": False,
+}
+EDGES_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "edges": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"step_id": {"type": "integer"}, "edge": {"type": "string"}},
+                "required": ["step_id", "edge"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["edges"],
+    "additionalProperties": False,
+}
