@@ -17,6 +17,7 @@ from dagmath_viz.generation.gold_checks import (
     check_parents,
     novel_numbers,
 )
+from dagmath_viz.generation.prompts import EDGES_PROMPT, NODES_PROMPT, PARENTS_PROMPT
 
 # A rectangle problem: nodes as a model would write them from the reference solution.
 GOOD_NODES = [
@@ -54,15 +55,30 @@ def _problem(i: int) -> dict:
 class GoldModel:
     """Plays the three stages; ``plan[(problem, stage)]`` lists bad answers to give first."""
 
-    def __init__(self, plan: dict[tuple[int, str], list[str]]) -> None:
+    def __init__(self, plan: dict[tuple[int, str], list[str]], refuse: bool = False) -> None:
         self.plan = plan
+        self.refuse = refuse
         self.count: dict[tuple[int, str], int] = defaultdict(int)
         self.models: dict[str, set[str]] = defaultdict(set)
         self.lock = threading.Lock()
 
     def __call__(self, body: dict) -> Action:
-        name = body["response_format"]["json_schema"]["name"]
-        stage = {"GoldNodes": "nodes", "GoldParents": "parents", "GoldEdges": "edges"}[name]
+        if "response_format" in body:
+            if self.refuse:
+                return error(400, "response_format is not supported")
+            name = body["response_format"]["json_schema"]["name"]
+            stage = {"GoldNodes": "nodes", "GoldParents": "parents", "GoldEdges": "edges"}[name]
+        else:  # plain text: tell the stages apart by their system prompts
+            system = body["messages"][0]["content"]
+            stage = next(
+                stage
+                for stage, prompt in (
+                    ("nodes", NODES_PROMPT),
+                    ("parents", PARENTS_PROMPT),
+                    ("edges", EDGES_PROMPT),
+                )  # fmt: skip
+                if system == prompt
+            )
         self.models[stage].add(body["model"])
         user = body["messages"][-1]["content"]
         i = int(user.split("R", 1)[1].split(":", 1)[0])
@@ -175,6 +191,20 @@ def test_gold_three_stages_with_rejections_then_score(tmp_path, serve, fast_back
     }
     assert asked == {(3, "nodes"): 1, (3, "parents"): 1, (3, "edges"): 1}
     assert not (out / "failures.csv").exists()
+
+
+def test_gold_falls_back_to_plain_text(tmp_path, serve, fast_backoff, capsys):
+    problems = tmp_path / "rect.jsonl"
+    problems.write_text(json.dumps(_problem(1)) + "\n")
+    model = GoldModel({(1, "parents"): ["forward-parent"]}, refuse=True)
+    server = serve(model)
+    out = tmp_path / "gold"
+    code = run_cli("gold", problems, "--base-url", server.base_url, "--model", "m", "-o", out)
+    assert code == 0
+    assert capsys.readouterr().err.count("refused response_format") == 1
+    assert dict(model.count) == {(1, "nodes"): 1, (1, "parents"): 2, (1, "edges"): 1}
+    (record,) = json.loads((out / "rect" / "problem_1.json").read_text())
+    assert [s["direct_dependent_steps"] for s in record["steps"]] == KEPT_PARENTS
 
 
 def test_gold_needs_solutions_and_answers(tmp_path, serve, fast_backoff, capsys):
