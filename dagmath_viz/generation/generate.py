@@ -8,10 +8,11 @@ Layout written under ``OUT_DIR``::
     .dagmath/journal-<model>-<dataset>.ndjson          every finished sample, at once
     .dagmath/runs/<time>-generate.json                 the run manifest
 
-A problem's file is (re)written whole each time one of its samples finishes, from the
-journal, so it always holds exactly the journalled samples, sorted, each once. A rerun
-sends requests only for samples missing from the journal and rewrites no file whose bytes
-would not change.
+A problem's file is (re)written whole each time one of its samples finishes, so it holds
+exactly the journalled samples, sorted, each once. A rerun sends requests only for
+samples missing from the journal and rewrites no file whose bytes would not change.
+Memory holds the journal's keys, and the samples of problems still unfinished only: a
+finished problem's samples live in its file.
 """
 
 from __future__ import annotations
@@ -136,33 +137,64 @@ class _Run:
         self.stream = stream
         self.folder = config.out_dir / safe_name(config.model) / safe_name(config.dataset)
         state = config.out_dir / STATE_DIR
-        self.journal = Journal(
-            state / f"journal-{safe_name(config.model)}-{safe_name(config.dataset)}.ndjson",
-            ("problem_id", "sample_id"),
-        )
         self.summary = RunSummary(total=len(problems) * config.samples)
         self.notices: set[str] = set()
         self.stopped = False
-        # journalled samples by problem id, then sample id: each problem's file is built
-        # from its own entries, never by scanning the whole journal
+        # sample ids journalled, by problem id; the samples themselves are held only for
+        # problems still being worked on (see _load_unfinished), never the whole journal
+        self.done: dict[str, set[int]] = {}
         self.by_problem: dict[str, dict[int, dict[str, Any]]] = {}
-        for record in self.journal.records():
-            self._index(record)
-            other = (record.get("sample") or {}).get("metadata", {}).get("model")
-            if other is not None and other != config.model:
-                # two names that make the same folder name (org/m and org_m): never mix
-                self.journal.close()
-                raise InputError(
-                    f"{self.folder} already holds samples of the model {other!r}, whose folder "
-                    f"name is the same as {config.model!r}'s; use another output folder"
-                )
+        self.journal = Journal(
+            state / f"journal-{safe_name(config.model)}-{safe_name(config.dataset)}.ndjson",
+            ("problem_id", "sample_id"),
+            keep_records=False,
+            on_record=self._note_done,
+        )
 
-    def _index(self, record: dict[str, Any]) -> None:
+    def _note_done(self, record: dict[str, Any]) -> None:
         sample = record.get("sample")
-        if isinstance(sample, dict) and isinstance(record.get("sample_id"), int):
-            self.by_problem.setdefault(str(record.get("problem_id")), {})[record["sample_id"]] = (
-                sample
+        if not isinstance(sample, dict) or not isinstance(record.get("sample_id"), int):
+            return
+        other = (sample.get("metadata") or {}).get("model")
+        if other is not None and other != self.config.model:
+            # two names that make the same folder name (org/m and org_m): never mix
+            raise InputError(
+                f"{self.folder} already holds samples of the model {other!r}, whose folder "
+                f"name is the same as {self.config.model!r}'s; use another output folder"
             )
+        self.done.setdefault(str(record.get("problem_id")), set()).add(record["sample_id"])
+
+    def _wanted(self, problem: Problem) -> list[int]:
+        """Journalled sample ids of ``problem`` that this run asks for, sorted."""
+        return sorted(k for k in self.done.get(problem.key, ()) if k <= self.config.samples)
+
+    def _file_matches(self, problem: Problem, ids: list[int]) -> bool:
+        try:
+            samples = json.loads(self._target(problem).read_bytes())
+            return [s.get("sample_id") for s in samples] == ids
+        except (OSError, ValueError, TypeError, AttributeError):
+            return False
+
+    def _load_unfinished(self) -> None:
+        """Bring every problem file in line with the journal, holding in memory only the
+        samples of problems that are unfinished (or whose file a kill left behind)."""
+        needed: set[str] = set()
+        for problem in self.problems:
+            ids = self._wanted(problem)
+            if ids and (len(ids) < self.config.samples or not self._file_matches(problem, ids)):
+                needed.add(problem.key)
+        if not needed:
+            return
+        for record in self.journal.scan():
+            pid = str(record.get("problem_id"))
+            if pid in needed and isinstance(record.get("sample"), dict):
+                self.by_problem.setdefault(pid, {})[record["sample_id"]] = record["sample"]
+        for problem in self.problems:
+            if problem.key in needed:
+                self.write_problem(problem)
+
+    def _target(self, problem: Problem) -> Path:
+        return self.folder / f"problem_{problem.key}_all_samples.json"
 
     def notice(self, message: str) -> None:
         if message not in self.notices:
@@ -171,18 +203,15 @@ class _Run:
             self.stream.write(f"{lead}dagmath: note: {message}\n")
             self.stream.flush()
 
-    def done_ids(self, problem: Problem) -> set[int]:
-        return set(self.by_problem.get(problem.key, ()))
-
     def write_problem(self, problem: Problem) -> None:
         found = self.by_problem.get(problem.key, {})
         # only the samples this run asks for: a rerun with fewer --samples keeps the
         # journal but writes just those
         samples = [found[k] for k in sorted(found) if k <= self.config.samples]
         if samples:
-            write_if_changed(
-                self.folder / f"problem_{problem.key}_all_samples.json", _dump(samples)
-            )
+            write_if_changed(self._target(problem), _dump(samples))
+        if len(samples) >= self.config.samples:
+            self.by_problem.pop(problem.key, None)  # finished: its file holds them now
 
     def write_answers(self) -> None:
         rows = [
@@ -206,13 +235,13 @@ class _Run:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.write_answers()
         pending: list[tuple[Problem, int]] = []
+        # a kill between journal and file leaves a file behind: bring it up to date
+        self._load_unfinished()
         for problem in self.problems:
-            done = self.done_ids(problem)
+            done = self.done.get(problem.key, set())
             missing = [k for k in range(1, cfg.samples + 1) if k not in done]
             self.summary.already_done += cfg.samples - len(missing)
             pending.extend((problem, k) for k in missing)
-            # a kill between journal and file leaves the file behind: bring it up to date
-            self.write_problem(problem)
         progress = Progress(
             "generate",
             self.summary.total,
@@ -263,7 +292,8 @@ class _Run:
             )
             entry = {"problem_id": problem.key, "sample_id": sample_id, "sample": record}
             self.journal.append(entry)
-            self._index(entry)
+            self.done.setdefault(problem.key, set()).add(sample_id)
+            self.by_problem.setdefault(problem.key, {})[sample_id] = record
             self.summary.written += 1
             self.write_problem(problem)
             progress.advance(ok=True)

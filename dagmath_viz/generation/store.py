@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,18 +70,32 @@ def remove_stale_temps(folder: Path) -> None:
 
 
 class Journal:
-    """Append-only JSON lines, keyed: ``entries`` maps each key to its latest record.
+    """Append-only JSON lines, keyed: ``keys`` holds every key journalled, and
+    ``entries`` maps each key to its latest record when ``keep_records`` is on.
 
     Args:
         path: the journal file (created with its folder when missing).
         key_fields: the record fields that identify a unit of work.
+        keep_records: hold the records in memory; off, only their keys are held and
+            :meth:`scan` reads the records again when they are needed (a generate run's
+            samples can be far bigger than memory should hold).
+        on_record: called with each record read when the journal is opened.
     """
 
-    def __init__(self, path: Path, key_fields: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        key_fields: tuple[str, ...],
+        keep_records: bool = True,
+        on_record: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.path = path
         self.key_fields = key_fields
+        self.keep_records = keep_records
+        self.keys: set[tuple] = set()
         self.entries: dict[tuple, dict[str, Any]] = {}
         self.dropped_lines = 0
+        self._on_record = on_record
         path.parent.mkdir(parents=True, exist_ok=True)
         self._load()
         # O_APPEND: each record goes on the end in one write, whoever else appends
@@ -101,7 +115,13 @@ class Journal:
             with open(self.path, "r+b") as handle:
                 handle.truncate(whole)
             self.dropped_lines += 1
-        for line in data[:whole].splitlines():
+        for record in self._records(data[:whole]):
+            self._remember(record)
+            if self._on_record is not None:
+                self._on_record(record)
+
+    def _records(self, data: bytes) -> Iterator[dict[str, Any]]:
+        for line in data.splitlines():
             if not line.strip():
                 continue
             try:
@@ -110,7 +130,20 @@ class Journal:
                 self.dropped_lines += 1
                 continue
             if isinstance(record, dict):
-                self.entries[self.key_of(record)] = record
+                yield record
+
+    def _remember(self, record: dict[str, Any]) -> None:
+        key = self.key_of(record)
+        self.keys.add(key)
+        if self.keep_records:
+            self.entries[key] = record
+
+    def scan(self) -> Iterator[dict[str, Any]]:
+        """Every whole record in the file, read again (line by line, in order)."""
+        with open(self.path, "rb") as handle:
+            for line in handle:
+                if line.endswith(b"\n"):
+                    yield from self._records(line)
 
     def append(self, record: dict[str, Any]) -> None:
         """Record one finished unit now (one ``write`` of one whole line)."""
@@ -119,7 +152,7 @@ class Journal:
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
-        self.entries[self.key_of(record)] = record
+        self._remember(record)
 
     def records(self) -> Iterable[dict[str, Any]]:
         return self.entries.values()

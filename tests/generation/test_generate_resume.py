@@ -110,3 +110,41 @@ def test_a_missing_problem_file_is_rebuilt_from_the_journal_without_requests(
     assert len(server.chat_requests()) == before
     assert target.read_bytes() == original
     assert not (target.parent / ".dagmath-tmp-abc.tmp").exists()
+
+
+def test_resume_holds_only_unfinished_samples_and_repairs_a_corrupt_file(
+    tmp_path, serve, fast_backoff
+):
+    from dagmath_viz.generation.generate import GenerateConfig, _Run
+    from dagmath_viz.generation.problems import read_problems
+
+    problems = write_problems(tmp_path / "p.jsonl", 3)
+    server = serve(ScriptedModel())
+    out = tmp_path / "out"
+    args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
+            "--samples", "2", "-o", out)  # fmt: skip
+    assert run_cli(*args) == 0
+    folder = out / "m" / "p"
+    good = (folder / "problem_3_all_samples.json").read_bytes()
+    (folder / "problem_3_all_samples.json").write_bytes(good[: len(good) // 2])  # torn
+
+    config = GenerateConfig(
+        base_url=server.base_url, model="m", out_dir=out, dataset="p", system_prompt="s",
+        samples=3,  # one more sample each: every problem is unfinished again
+    )  # fmt: skip
+    run = _Run(read_problems(problems), config, stream=None)
+    run._load_unfinished()
+    assert {k: sorted(v) for k, v in run.by_problem.items()} == {
+        "1": [1, 2], "2": [1, 2], "3": [1, 2],
+    }  # fmt: skip
+    assert (folder / "problem_3_all_samples.json").read_bytes() == good  # repaired
+    run.journal.close()
+
+    config = GenerateConfig(
+        base_url=server.base_url, model="m", out_dir=out, dataset="p", system_prompt="s",
+        samples=2,
+    )  # fmt: skip
+    run = _Run(read_problems(problems), config, stream=None)
+    run._load_unfinished()
+    assert run.by_problem == {}  # all finished and their files whole: nothing held
+    run.journal.close()
