@@ -217,7 +217,8 @@ class _Run:
         rows = [
             {
                 "problem_id": p.problem_id,
-                "dataset": self.config.dataset,
+                # the folder's name: what `dagmath score` calls the data set
+                "dataset": self.folder.name,
                 "answer": p.answer,
                 "difficulty": p.difficulty,
             }

@@ -301,3 +301,16 @@ def test_system_prompt_from_a_file(tmp_path, serve, fast_backoff):
                "--system-prompt", tmp_path / "nope.txt", "-o", out)  # fmt: skip
     assert run_cli(*missing) == 1
     assert len(server.chat_requests()) == 1
+
+
+def test_a_dataset_name_that_is_not_a_safe_folder_name_still_scores(tmp_path, serve, fast_backoff):
+    problems = write_problems(tmp_path / "p.jsonl", 2)
+    server = serve(ScriptedModel(wrong={2}))
+    out = tmp_path / "out"
+    args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
+            "--dataset", "gsm 8k/test", "-o", out)  # fmt: skip
+    assert run_cli(*args) == 0
+    assert (out / "m" / "gsm_8k_test" / "problem_1_all_samples.json").is_file()
+    records = _scored(out, tmp_path)
+    verdicts = sorted((r["problem_id"], r["final_correct"]) for r in records)
+    assert verdicts == [("1", True), ("2", False)]
