@@ -10,7 +10,9 @@ own retries are switched off so that this module alone decides:
 - **content faults** (no JSON in the reply, a reply cut off at ``max_tokens``, JSON of the
   wrong shape): ask again, up to ``RetryPolicy.content_attempts`` replies in all;
 - **a server that refuses ``response_format``** (HTTP 400/422 while structured output is
-  on): switch to plain text for the rest of the run, say so once, and resend;
+  on): resend the request without it; when that succeeds, switch to plain text for the
+  rest of the run and say so once (a 400 that the plain request gets too, such as a prompt
+  too long, fails only its own sample);
 - **401, 403, 404**: every request would fail the same way, so the run stops
   (:class:`FatalAPIError`).
 """
@@ -286,8 +288,9 @@ class ChatClient:
 
         client = self._openai()
         retries = 0
+        refusal = None  # the 400/422 a structured request got: is it about response_format?
         while True:
-            structured = self.structured
+            structured = self.structured and refusal is None
             kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
             if self.temperature is not None:
                 kwargs["temperature"] = self.temperature
@@ -313,7 +316,7 @@ class ChatClient:
                 ) from None
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if structured:
-                    self._fall_back(exc)
+                    refusal = exc  # resend plain; only its success blames response_format
                     continue
                 raise CallFailed(
                     f"HTTP {exc.status_code}: {_status_message(exc)}", attempt
@@ -336,6 +339,16 @@ class ChatClient:
                 continue
             except openai.APIConnectionError as exc:
                 why = f"connection failed ({_short(exc.__cause__ or exc, 80)})"
+                retries = await self._pause(retries, None, why, attempt)
+                continue
+            except (openai.APIError, ValueError) as exc:  # a body that is no completion
+                why = f"unreadable response ({_short(exc, 80)})"
+                retries = await self._pause(retries, None, why, attempt)
+                continue
+            if refusal is not None:
+                self._fall_back(refusal)
+            if not hasattr(completion, "choices"):  # some clients hand back a bare string
+                why = f"unreadable response ({_short(completion, 80)!r})"
                 retries = await self._pause(retries, None, why, attempt)
                 continue
             usage = getattr(completion, "usage", None)

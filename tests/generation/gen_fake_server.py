@@ -24,7 +24,8 @@ class Action:
 
     kind: "reply" (a completion with ``content`` and ``finish_reason``), "error" (HTTP
     ``status`` with an OpenAI-style error body and ``headers``), "drop" (close the
-    connection without answering). ``delay`` seconds pass before anything is sent.
+    connection without answering), "raw" (status 200 with ``content`` as the body).
+    ``delay`` seconds pass before anything is sent.
     """
 
     kind: str = "reply"
@@ -105,6 +106,14 @@ class FakeServer:
                 try:
                     if action.kind == "drop":
                         self.close_connection = True
+                        return
+                    if action.kind == "raw":  # a 200 whose body is no completion
+                        data = action.content.encode()
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
                         return
                     if action.kind == "error":
                         payload = {"error": {"message": action.message, "type": "test"}}

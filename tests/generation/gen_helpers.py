@@ -89,8 +89,8 @@ class ScriptedModel:
             self.count[i] += 1
         plan = self.faults.get(i, [])
         fault = plan[k] if k < len(plan) else None
-        if plan and plan[-1] == "always-invalid":
-            fault = "always-invalid"
+        if plan and plan[-1] in ("always-invalid", "too-long"):
+            fault = plan[-1]
         answer = str(7 * i + 1 if i in self.wrong else 7 * i)
         good = json.dumps(solution(i, answer, odd=fault == "odd"))
         if fault is None or fault == "odd":
@@ -111,6 +111,10 @@ class ScriptedModel:
             return reply("I would rather write prose: the answer is 7.")
         if fault == "drop":
             return drop()
+        if fault == "garbage":
+            return Action("raw", content="<html>502 Bad Gateway</html>")
+        if fault == "too-long":
+            return error(400, "This model's maximum context length is 4096 tokens")
         raise AssertionError(f"unknown fault {fault}")
 
 

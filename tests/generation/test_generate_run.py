@@ -21,6 +21,7 @@ FAULTS = {
     7: ["invalid"],
     8: ["drop"],
     9: ["odd"],  # parseable but illegal: kept
+    10: ["garbage"],  # a 200 whose body is no completion
 }
 WRONG = {4, 8, 12}
 
@@ -314,3 +315,24 @@ def test_a_dataset_name_that_is_not_a_safe_folder_name_still_scores(tmp_path, se
     records = _scored(out, tmp_path)
     verdicts = sorted((r["problem_id"], r["final_correct"]) for r in records)
     assert verdicts == [("1", True), ("2", False)]
+
+
+def test_a_400_for_one_prompt_fails_that_sample_only(tmp_path, serve, fast_backoff, capsys):
+    problems = write_problems(tmp_path / "p.jsonl", 3)
+    server = serve(ScriptedModel(faults={2: ["too-long"], 3: ["garbage"]}))
+    out = tmp_path / "out"
+    args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
+            "--concurrency", "1", "-o", out)  # fmt: skip
+    assert run_cli(*args) == 3
+    err = capsys.readouterr().err
+    assert "refused response_format" not in err  # the plain resend failed too: not the schema
+    with open(out / "failures.csv") as handle:
+        (row,) = csv.DictReader(handle)
+    assert row["problem_id"] == "2"
+    assert row["reason"] == "HTTP 400: This model's maximum context length is 4096 tokens"
+    sent = server.chat_requests()
+    p2 = [r for r in sent if "P2:" in r.body["messages"][-1]["content"]]
+    assert ["response_format" in r.body for r in p2] == [True, False]  # one plain resend
+    p3 = [r for r in sent if "P3:" in r.body["messages"][-1]["content"]]
+    assert len(p3) == 2 and all("response_format" in r.body for r in p3)  # garbage resent
+    assert len(read_samples(out / "m" / "p")) == 2
