@@ -44,8 +44,8 @@ DUMMY_W = 8.0
 #: Reading layout: row pitch, box height, arc margin width and box width.
 ROW_STEP = 26.0
 ROW_H = 20.0
-ARC_MARGIN = 170.0
-ROW_W = 560.0
+ARC_MARGIN = 150.0
+ROW_W = 460.0
 
 
 @dataclass(frozen=True, slots=True)

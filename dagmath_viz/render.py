@@ -54,7 +54,9 @@ __all__ = [
     "render_dag_html",
     "render_proof_html",
     "render_trajectory_html",
+    "readable_default",
     "trajectory_layouts",
+    "typeset_plan",
 ]
 
 #: Node kinds, the ``kind`` field of every node in the view's data.
@@ -71,6 +73,9 @@ LAYERED_MAX = 60
 #: Widest layered drawing (layout px) still chosen by default: at most this wide, its labels
 #: stay readable when the frame fits it.
 LAYERED_MAX_WIDTH = 1000.0
+#: Most layers still drawn layered by default: deeper, mostly sequential chains read better
+#: in reading order (a 22-step real solution 20 layers deep would need scrolling either way).
+LAYERED_MAX_LAYERS = 12
 
 _FAULT_BORDER = "#d62728"
 _FAULT_BORDER_WIDTH = 4
@@ -215,12 +220,14 @@ def render_dag_html(
 
 
 def choose_layout(data: dict[str, Any]) -> str:
-    """``"layered"`` when the trajectory is short (at most :data:`LAYERED_MAX` nodes) and its
-    layers are at most :data:`LAYERED_MAX_WIDTH` wide; ``"reading"`` otherwise."""
+    """``"layered"`` when the trajectory is short (at most :data:`LAYERED_MAX` nodes), its
+    layers at most :data:`LAYERED_MAX_WIDTH` wide and at most :data:`LAYERED_MAX_LAYERS` deep;
+    ``"reading"`` otherwise."""
     lay = data["layouts"].get("layered")
     if lay is None or lay["width"] > LAYERED_MAX_WIDTH:
         return "reading"
-    return "layered"
+    layers = 1 + max((n["level"] for n in data["nodes"]), default=0)
+    return "layered" if layers <= LAYERED_MAX_LAYERS else "reading"
 
 
 def graph_data(
@@ -358,6 +365,75 @@ def _layouts(
         layouts["layered"] = geo.layered(levels, pairs, labels)
         layouts["layered_pruned"] = geo.layered(levels, pairs, labels, keep=keep)
     return layouts
+
+
+#: Most formulas typeset on one page of steps; beyond it, steps show as raw text. KaTeX takes
+#: about 0.7 ms a formula in the browser, so 300 stay well under a second.
+FORMULA_BUDGET = 300
+#: Steps per page of the typeset step list.
+STEPS_PER_PAGE = 25
+
+
+@dataclass(frozen=True, slots=True)
+class TypesetPlan:
+    """Which steps of a page get typeset math, within :data:`FORMULA_BUDGET`.
+
+    ``typeset[i]`` is True when step ``start + i`` is typeset; ``formulas`` counts the
+    formulas typeset; ``over_budget`` is True when some step with formulas shows raw text.
+    """
+
+    start: int
+    stop: int
+    typeset: tuple[bool, ...]
+    formulas: int
+    over_budget: bool
+
+
+def typeset_plan(
+    texts: list[str], start: int, stop: int, budget: int = FORMULA_BUDGET
+) -> TypesetPlan:
+    """Typeset steps ``start..stop-1`` in order while their formulas fit in ``budget``; every
+    step after the first that does not fit shows raw (so the page never freezes).
+
+    ``texts[i]`` is all the text of step i that would be typeset (its text and its why).
+
+    Example:
+        >>> typeset_plan(["$a$ $b$", "$c$", "$d$ $e$"], 0, 3, budget=3)
+        TypesetPlan(start=0, stop=3, typeset=(True, True, False), formulas=3, over_budget=True)
+    """
+    from dagmath_viz.text import count_formulas
+
+    used, flags, over = 0, [], False
+    for text in texts[start:stop]:
+        k = count_formulas(text) if not over else 0
+        if over or used + k > budget:
+            over = over or k > 0
+            flags.append(k == 0 and not over)
+            continue
+        used += k
+        flags.append(True)
+    return TypesetPlan(start, stop, tuple(flags), used, over)
+
+
+def readable_default(sizes: list[tuple[int, int, str]]) -> int | None:
+    """The trajectory to land on: the first (in the given order) that is imperfect, with
+    8 to 40 steps and a dead end (a picture with something to read); else the first with
+    8 to 40 steps; else the shortest. ``sizes`` holds (steps, dead ends, class) per row.
+
+    Example:
+        >>> readable_default([(128, 3, "imperfect"), (12, 0, "perfect"), (20, 2, "imperfect")])
+        2
+    """
+    if not sizes:
+        return None
+    for want in (
+        lambda n, d, c: c == "imperfect" and 8 <= n <= 40 and d > 0,
+        lambda n, d, c: 8 <= n <= 40,
+    ):
+        hit = next((i for i, s in enumerate(sizes) if want(*s)), None)
+        if hit is not None:
+            return hit
+    return min(range(len(sizes)), key=lambda i: sizes[i][0])
 
 
 def _answer_path(graph: StepGraph) -> set[int]:

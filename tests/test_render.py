@@ -398,3 +398,54 @@ def test_ids_are_ints_and_labels_short():
     nodes = _nodes(render_dag_html(HOSTILE))
     assert all(type(n["id"]) is int for n in nodes)
     assert [n["label"] for n in nodes[:4]] == ["S1", "S2", "S3", "S4"]
+
+
+def test_deep_chains_default_to_reading_order_wide_short_ones_to_layers():
+    # 13 steps in one chain: 13 layers, over LAYERED_MAX_LAYERS (12) -> reading order.
+    chain = _traj(*(Step(i, (i - 1,) if i > 1 else (), "s") for i in range(1, 14)))
+    assert _all(render_trajectory_html(chain))["view"]["layout"] == "reading"
+    # 12 steps in one chain: 12 layers -> layered; the layered layout is offered for both.
+    chain = _traj(*(Step(i, (i - 1,) if i > 1 else (), "s") for i in range(1, 13)))
+    data = _all(render_trajectory_html(chain))
+    assert data["view"]["layout"] == "layered" and "layered" in data["layouts"]
+
+
+# -- formula budget and the landing choice ----------------------------------------------------
+
+
+def test_typeset_plan_stops_at_the_budget_and_says_so():
+    # Formulas per step: 2, 1, 0, 3, 0. Budget 3: steps 0 and 1 (3 formulas) are typeset,
+    # step 2 has none but comes before the first that does not fit; step 3 (3 more) does not
+    # fit, so it and everything after it show raw.
+    texts = ["$a$ and $b$", "$c$", "plain", "$d$ $e$ $f$", "plain"]
+    plan = render.typeset_plan(texts, 0, 5, budget=3)
+    assert plan.typeset == (True, True, True, False, False)
+    assert (plan.formulas, plan.over_budget) == (3, True)
+    # A page that fits is typeset whole.
+    assert render.typeset_plan(texts, 0, 3, budget=3).over_budget is False
+    # The page window is honoured: steps 3..4 alone fit a budget of 3.
+    assert render.typeset_plan(texts, 3, 5, budget=3).typeset == (True, True)
+
+
+def test_a_2_mb_trajectory_of_240000_formulas_typesets_at_most_the_budget():
+    # 120 steps of 2,000 formulas "$x_{k}$ " (9-10 chars each): about 2.3 MB, 240,000 formulas.
+    steps = [
+        Step(i, (i - 1,) if i > 1 else (), " ".join(f"$x_{{{k}}}$" for k in range(2000)))
+        for i in range(1, 121)
+    ]
+    assert sum(len(s.text) for s in steps) > 2_000_000
+    plan = render.typeset_plan([s.text for s in steps], 0, render.STEPS_PER_PAGE)
+    assert plan.formulas == 0 and plan.over_budget  # 2,000 > 300 already in the first step
+    assert not any(plan.typeset)
+    # The view carries each step's text cut to MAX_STEP_TEXT characters, shown as plain text.
+    page = render_trajectory_html(_traj(*steps))
+    assert len(page) < 120 * render.MAX_STEP_TEXT * 1.1 + 500_000
+    assert all(len(n["text"]) <= render.MAX_STEP_TEXT for n in _nodes(page))
+
+
+def test_readable_default_lands_on_a_short_imperfect_trajectory():
+    sizes = [(128, 5, "imperfect"), (9, 0, "perfect"), (30, 2, "imperfect"), (12, 1, "incorrect")]
+    assert render.readable_default(sizes) == 2
+    assert render.readable_default([(128, 5, "imperfect"), (9, 0, "perfect")]) == 1
+    assert render.readable_default([(128, 5, "imperfect"), (300, 0, "perfect")]) == 0
+    assert render.readable_default([]) is None

@@ -230,3 +230,45 @@ def test_drawn_positions_are_the_computed_layout(wide_page, page_events, streaml
         assert x - drawn[0][0] == pytest.approx((boxes[i][0] - boxes[0][0]) * s, abs=0.6)
         assert y - drawn[0][1] == pytest.approx((boxes[i][1] - boxes[0][1]) * s, abs=0.6)
     page_events.assert_clean()
+
+
+@pytest.fixture(scope="module")
+def formula_flood(tmp_path_factory):
+    """Issue 16 item 9: one 2 MB trajectory with 240,000 small formulas (120 steps of 2,000
+    ``$x_{k}$``), in the official layout."""
+    folder = tmp_path_factory.mktemp("flood") / "model" / "flood"
+    folder.mkdir(parents=True)
+    body = " ".join(f"$x_{{{k}}}$" for k in range(2000))
+    steps = [
+        {"step_id": i, "direct_dependent_steps": [i - 1] if i > 1 else None, "text": body,
+         "thinking": body[:2000]}
+        for i in range(1, 121)
+    ]  # fmt: skip
+    steps[-1]["text"] += r" The final answer is $\boxed{1}$."
+    sample = {"problem_id": 1, "sample_id": 0, "steps": steps, "answer": "1"}
+    path = folder / "problem_1_all_samples.json"
+    path.write_text(json.dumps([sample]))
+    assert path.stat().st_size > 2_000_000
+    return folder.parent.parent
+
+
+def test_a_formula_flood_does_not_freeze_the_page(wide_page, page_events, streamlit_server,
+                                                   formula_flood):  # fmt: skip
+    url = streamlit_server("app.py", "--data", str(formula_flood))
+    wide_page.goto(f"{url}/trajectory?model=model&dataset=flood&problem=1&sample=0")
+    wait_for_app(wide_page)  # 30 s at most, else this fails
+    frame = dag_frame(wide_page)
+    assert frame.locator("#dm-root").get_attribute("data-nodes") == "120"
+    # The step list in the view shows text as written: no formula is typeset there.
+    assert frame.evaluate("() => document.querySelectorAll('.katex').length") == 0
+    wide_page.get_by_text("Typeset the steps' math").click()
+    wait_for_app(wide_page)
+    warning = wide_page.get_by_text("Formula budget")
+    warning.wait_for()
+    assert "more than 300 formulas" in warning.inner_text()
+    assert wide_page.locator(".katex").count() <= 300
+    save_screenshot(wide_page, "formula_flood", full_page=False)
+    page_events.console_errors = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
