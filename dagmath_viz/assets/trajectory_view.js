@@ -370,6 +370,10 @@
   setScale(initialScale(), false);
   if (view.selected !== null && view.selected !== undefined) {
     select(view.selected, {centre: true, list: true});
+    // A step= link points at this view: bring it into the app's window (same origin).
+    try {
+      if (window.frameElement) window.frameElement.scrollIntoView({block: "start"});
+    } catch (err) { /* not embedded, or another origin: nothing to scroll */ }
   }
   window.addEventListener("resize", () => { drawStrip(); updateViewMark(); });
 

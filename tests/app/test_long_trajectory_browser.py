@@ -272,3 +272,59 @@ def test_a_formula_flood_does_not_freeze_the_page(wide_page, page_events, stream
         e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
     ]
     page_events.assert_clean()
+
+
+def test_a_300_step_chain_is_legible_at_its_initial_view(wide_page, page_events,
+                                                          streamlit_server):  # fmt: skip
+    frame = dag_frame(_goto(wide_page, streamlit_server(FIXTURE, "--case", "chain300")))
+    assert frame.locator("#dm-root").get_attribute("data-nodes") == "300"
+    heights = frame.evaluate(
+        """() => { const pane = document.getElementById('dm-graph').getBoundingClientRect();
+            return [...document.querySelectorAll('#dm-graph .dm-node text tspan:first-child')]
+              .map(t => t.getBoundingClientRect())
+              .filter(r => r.top >= pane.top && r.bottom <= pane.bottom).map(r => r.height); }"""
+    )
+    assert len(heights) >= 20 and min(heights) >= 10
+    # The 19 dead ends (steps 15, 30, ..., 285: positions 14, 29, ...), by hand.
+    dead = list(range(14, 285, 15))
+    chips = frame.evaluate("() => [...document.querySelectorAll('#dm-dead .dm-chip')]"
+                           ".map(c => Number(c.textContent.slice(1)) - 1)")  # fmt: skip
+    assert chips == dead
+    marks = frame.evaluate(
+        """() => [...document.querySelectorAll('#dm-overview .dm-mark')]
+            .filter(m => m.style.background.includes('242, 142, 43'))
+            .map(m => { const r = m.getBoundingClientRect(); return [r.top, r.bottom]; })"""
+    )
+    marks.sort()
+    assert len(marks) == 19
+    assert all(b[0] > a[1] for a, b in zip(marks, marks[1:], strict=False))  # gaps between
+    save_screenshot(wide_page, "chain300_initial", full_page=False)
+    page_events.assert_clean()
+
+
+def _goto(page, url: str):
+    page.goto(url)
+    wait_for_app(page)
+    return page
+
+
+def test_app_step_link_selects_the_dead_end_on_arrival(wide_page, page_events, app_url):
+    # Bundled data: sim-focus-1.6 / arith-word / 102 / sample 12, step 5 is a dead end.
+    query = "model=sim-focus-1.6&dataset=arith-word&problem=102&sample=12&step=5"
+    frame = dag_frame(_goto(wide_page, f"{app_url}/trajectory?{query}"))
+    assert frame.evaluate("() => dagmath.data.nodes[4].kind") == "dead_end"
+    assert frame.locator("#dm-root").get_attribute("data-selected") == "4"
+    assert "sel" in frame.locator('#dm-graph .dm-node[data-id="4"]').get_attribute("class")
+    assert "sel" in frame.locator('.dm-step[data-id="4"]').get_attribute("class")
+    step, pane = _rect(frame, '.dm-step[data-id="4"]'), _rect(frame, "#dm-steps")
+    assert pane["top"] <= step["top"] < pane["bottom"] - 20
+    # ... and the view itself is brought into the window, the node on screen.
+    wide_page.wait_for_timeout(300)
+    box = wide_page.locator('iframe[data-testid="stIFrame"]').bounding_box()
+    node = _rect(frame, '#dm-graph .dm-node[data-id="4"] rect')
+    assert 0 <= box["y"] + node["top"] and box["y"] + node["bottom"] <= WINDOW["height"]
+    save_screenshot(wide_page, "app_step_link", full_page=False)
+    page_events.console_errors = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
