@@ -67,6 +67,9 @@
       const p = el("svg:path", {d: d, class: "dm-edge" + (e.bad ? " bad" : ""),
         "marker-end": "url(#dm-arrow-" + (e.bad ? "b" : "a") + ")"});
       p.dataset.from = e.from; p.dataset.to = e.to;
+      const what = nodes[e.from].label + " → " + nodes[e.to].label + (e.title ? "\n" + e.title : "");
+      p.addEventListener("mousemove", (ev) => showTip(what, ev));
+      p.addEventListener("mouseleave", hideTip);
       gEdges.appendChild(p);
       return p;
     });

@@ -72,6 +72,7 @@ def test_hostile_trajectory_draws_safely(app_page, page_events, streamlit_server
     assert "<img src=x onerror=window.top.__pwned=1" in first
     assert "<script>window.top.__pwned=1" in first
     assert "</script><script>" in hover_node(app_page, frame, points[1], "Step 2\n")
+    assert "el.innerHTML = y" in hover_node(app_page, frame, points[4], "Step 5\n")
 
     assert _pwned(app_page, frame) == [None, None]
     assert frame.evaluate("() => document.querySelectorAll('img, iframe, a, object').length") == 0
