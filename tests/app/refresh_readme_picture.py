@@ -5,7 +5,8 @@
 Starts the app on ``--data`` (default: ``../shared/data/thought-anchors`` when the app can
 load it, else ``../shared/data/dagmath-fewshot``), opens the Trajectory page on a readable
 real trajectory (incorrect if there is one, 40 to 130 steps, the most dead ends), selects
-its first dead end through a ``step=`` deep link, and saves the view at 1600x1000.
+its first dead end (else its last step) through a ``step=`` deep link, and saves the view
+at 1600x1000.
 Browser tests never write this file.
 """
 
@@ -36,6 +37,7 @@ SHARED = ROOT / ".." / "shared" / "data"
 def _pick(data: Path) -> dict[str, str] | None:
     """Query parameters of the trajectory to show, or None when nothing loads."""
     df = load_corpus([data]).scored
+    df = df[df["class"] != "illegal"] if not df.empty else df  # a layout the app misreads
     if df.empty:
         return None
     sized = df[(df["n_nodes"] >= 40) & (df["n_nodes"] <= 130)]
@@ -49,8 +51,8 @@ def _pick(data: Path) -> dict[str, str] | None:
         "problem": str(rec["problem_id"]),
         "sample": str(rec["sample_id"]),
     }
-    if len(rec["dead_ends"]):
-        query["step"] = str(rec["dead_ends"][0])
+    # Select the first dead end (or, with none, the final step) through a step= link.
+    query["step"] = str(rec["dead_ends"][0] if len(rec["dead_ends"]) else rec["n_nodes"])
     return query
 
 
