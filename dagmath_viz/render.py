@@ -37,7 +37,7 @@ from pyvis.network import Network
 from dagmath_viz import layout as geo
 from dagmath_viz.graph import StepGraph, dead_end_positions, depths
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.text import short_repr
+from dagmath_viz.text import count_formulas, short_repr
 from dagmath_viz.validation import is_step_id, step_name, validate
 
 __all__ = [
@@ -401,8 +401,6 @@ def typeset_plan(
         >>> typeset_plan(["$a$ $b$", "$c$", "$d$ $e$"], 0, 3, budget=3)
         TypesetPlan(start=0, stop=3, typeset=(True, True, False), formulas=3, over_budget=True)
     """
-    from dagmath_viz.text import count_formulas
-
     used, flags, over = 0, [], False
     for text in texts[start:stop]:
         k = count_formulas(text) if not over else 0

@@ -18,7 +18,11 @@ from dagmath_viz.loading import load_paths
 from dagmath_viz.render import trajectory_layouts
 from dagmath_viz.schema import Trajectory
 from dagmath_viz.validation import validate
-from tests import thought_anchors
+
+try:  # `python -m pytest` puts the repository root on sys.path, plain `pytest` only tests/
+    from tests import thought_anchors
+except ImportError:  # pragma: no cover
+    import thought_anchors
 
 REPO = Path(__file__).resolve().parents[1]
 
