@@ -122,6 +122,12 @@
       pane.scrollLeft = cx * state.scale - pane.clientWidth / 2;
       pane.scrollTop = cy * state.scale - pane.clientHeight / 2;
     }
+    // The overview strip only helps when the drawing is taller than its pane.
+    const tall = h * state.scale > pane.clientHeight + 1;
+    if (strip.classList.contains("dm-off") === tall) {
+      strip.classList.toggle("dm-off", !tall);
+      drawStrip();
+    }
     zoomLabel.textContent = Math.round(state.scale * 100) + " %";
     root.dataset.scale = state.scale.toFixed(3);
     updateViewMark();
