@@ -1,7 +1,9 @@
 """Efficiency of a proof against the shortest proof, search-order distance, report tables.
 
-DEFINITIONS.md §6: efficiency = |shortest proof| / |proof| with duplicated theorems counted
-once; the non-axiom variant counts only theorems that are not axioms of the program.
+DEFINITIONS.md §6, following the authors' published code (precision and recall): with S the
+theorems of the shortest proof and P the theorems a proof states (repeats once, statements
+matching no theorem included), efficiency = |S ∩ P| / |P|, recall = |S ∩ P| / |S|, exact
+match P = S; the non-axiom variant of efficiency counts only theorems that are not axioms.
 The search-order distance compares the order in which a proof states its non-axiom theorems
 with the order in which DFS and BFS prove them (normalised Levenshtein distance).
 """
@@ -40,32 +42,40 @@ _ORDERS = {
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
-    """Both efficiency variants of one proof."""
+    """Precision (efficiency), its non-axiom variant, recall and exact match of one proof."""
 
     efficiency: float
     efficiency_non_axiom: float
+    recall: float = 0.0
+    exact_match: bool = False
 
 
-def _ratio(num: int, den: int) -> float:
-    if den == 0:
-        return 1.0 if num == 0 else 0.0
-    return num / den
+def _ratio(num: int, den: int, empty: float) -> float:
+    return num / den if den else empty
 
 
 def efficiency(
-    proof: Iterable[Atom], shortest: Iterable[Atom], axioms: Iterable[Atom]
+    proof: Iterable[Hashable], shortest: Iterable[Hashable], axioms: Iterable[Hashable]
 ) -> Efficiency:
-    """|shortest| / |proof| over all theorems, and over non-axiom theorems only.
+    """|S ∩ P| / |P| over all theorems and over non-axiom theorems; recall; exact match.
 
-    Duplicates in ``proof`` count once. An empty proof has efficiency 0; when neither proof
-    has a non-axiom theorem the non-axiom efficiency is 1.
+    ``proof`` is P: the theorems a proof states, in any order, repeats counting once; an
+    item that is no theorem (an unmatched statement) counts in |P| and never in S ∩ P.
+    An empty P has efficiency 0. When P has no non-axiom theorem, the non-axiom
+    efficiency is 1 if S has none either, else 0.
 
     Example:
         >>> efficiency("abcd", "abc", "ab")
-        Efficiency(efficiency=0.75, efficiency_non_axiom=0.5)
+        Efficiency(efficiency=0.75, efficiency_non_axiom=0.5, recall=1.0, exact_match=False)
     """
     p, s, a = set(proof), set(shortest), set(axioms)
-    return Efficiency(_ratio(len(s), len(p)) if p else 0.0, _ratio(len(s - a), len(p - a)))
+    both = p & s
+    return Efficiency(
+        _ratio(len(both), len(p), 0.0),
+        _ratio(len(both - a), len(p - a), 1.0 if not s - a else 0.0),
+        _ratio(len(both), len(s), 1.0),
+        p == s,
+    )
 
 
 def levenshtein(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:

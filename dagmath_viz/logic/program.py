@@ -238,10 +238,25 @@ class Query:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """A logic program for one problem: axioms (in problem order) and the query."""
+    """A logic program for one problem: axioms (in problem order) and the query.
+
+    Two options serve problems read from text (``dagmath_viz.logic.text``):
+
+    - ``parts``: when the query totals different entities into one category ("snacks" =
+      waffles + granola bars), the entity each member of the query's group contributes, as
+      ``((name, entity), ...)``; empty for an ordinary query.
+    - ``bidirectional``: the frame rule also runs backwards in time (a count that no transfer
+      changed at t was the same before t), so a statement may precede, in time stamps, the
+      count it is combined with.
+    - ``tree_rules``: the introduction rules fire only as the authors' generated trees use
+      them: 1c only for a pair of agents that a compeq axiom names, 5b never.
+    """
 
     axioms: tuple[Atom, ...]
     query: Query
+    parts: tuple[tuple[str, str], ...] = ()
+    bidirectional: bool = False
+    tree_rules: bool = False
 
     @property
     def horizon(self) -> int:

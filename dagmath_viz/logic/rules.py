@@ -99,6 +99,29 @@ class Chart:
             if isinstance(x, Transfer)
             for n in x.giver + x.receiver
         }
+        # A rate ties its entity to its container: when the container moves, so does the
+        # entity, and a frame step would carry a stale count past the transfer.
+        for r in self.program.axioms:
+            if isinstance(r, Rate):
+                self.moving |= {
+                    (n, r.entity, t)
+                    for (n, e, t) in list(self.moving)
+                    if e == r.container
+                    if n in r.agent
+                }
+        self.parts = dict(self.program.parts)
+        # tree_rules: introductions only as the authors' trees use them (a comparison for a
+        # pair that a compeq names; no new compeq), which keeps text problems' closures small.
+        self.intro_pairs: set[frozenset] | None = None
+        if self.program.tree_rules:
+            self.intro_pairs = {
+                frozenset(p) for x in self.program.axioms if isinstance(x, CompEq) for p in x.pairs
+            }
+        if self.parts:  # a category total moves when one member's part moves
+            cat = self.program.query.entity
+            self.moving |= {
+                (n, cat, t) for (n, e, t) in list(self.moving) if self.parts.get(n) == e
+            }
 
     def __contains__(self, atom: object) -> bool:
         return atom in self.atoms
@@ -168,6 +191,11 @@ class Chart:
         for k in self.comps_of.get((c.agent, c.entity, c.time), ()):
             yield self._comp_elim(c, k)
         for o in self.conts_et.get((c.entity, c.time), ()):
+            if (
+                self.intro_pairs is not None
+                and frozenset((o.agent, c.agent)) not in self.intro_pairs
+            ):
+                continue
             if not set(o.agent) & set(c.agent):
                 diff = c.quantity - o.quantity
                 yield _edge("1c", (o, c), comparison(c.agent, o.agent, c.entity, diff, c.time))
@@ -180,6 +208,14 @@ class Chart:
             yield from self._compeq_elim(q, cont=c)
         if c.time < self.horizon and not any((n, c.entity, c.time) in self.moving for n in c.agent):
             yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time + 1))
+        if (
+            self.program.bidirectional
+            and c.time > 0
+            and not any((n, c.entity, c.time - 1) in self.moving for n in c.agent)
+        ):
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time - 1))
+        if self.parts and len(c.agent) == 1 and self.parts.get(c.agent[0]) == c.entity:
+            yield from self._category(c)
 
     def _from_comp(self, k: Comp) -> Iterator[Hyperedge]:
         for a in (k.less, k.more):
@@ -189,7 +225,7 @@ class Chart:
         for q in self._compeqs_on_pair(k.pair, k.entity, k.time):
             yield from self._compeq_elim(q, comp=k)
         for o in self.comps_diff.get((k.entity, k.time, k.diff), ()):
-            if o != k:
+            if o != k and self.intro_pairs is None:
                 head = CompEq.of(k.more, k.less, o.more, o.less, k.entity, k.time)
                 yield _edge("5b", (o, k), head)
 
@@ -247,6 +283,19 @@ class Chart:
                 parts = (c, *cover)
                 total = sum(p.quantity for p in parts)
                 yield _edge("3", parts, Cont(g, c.entity, total, c.time))
+
+    def _category(self, c: Cont) -> Iterator[Hyperedge]:
+        """3 (across entities): each member's count of its own entity ⇒ the category total."""
+        parts = []
+        for name, entity in self.program.parts:
+            found = self.cont_at.get(((name,), entity, c.time))
+            if found is None:
+                return
+            parts.append(found)
+        q = self.program.query
+        yield _edge(
+            "3", tuple(parts), Cont(q.agent, q.entity, sum(p.quantity for p in parts), c.time)
+        )
 
     def _covers(self, rest: frozenset[str], e: str, t: int) -> Iterator[tuple[Cont, ...]]:
         """Every set of chart conts at (e, t) whose agents partition ``rest``."""
