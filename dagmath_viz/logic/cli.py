@@ -66,6 +66,53 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _text_records(path: str) -> list[dict]:
+    """Lines of a JSONL file; a line that is not a JSON object becomes an error record."""
+    from pathlib import Path
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DagMathError(f"{path}: cannot read: {exc}") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            obj = {"id": None, "error": f"{path}: line {n}: not JSON: {exc.msg}"}
+        if not isinstance(obj, dict):
+            obj = {"id": None, "error": f"{path}: line {n}: expected a JSON object"}
+        out.append(obj)
+    return out
+
+
+def _solve_text(args: argparse.Namespace) -> int:
+    from dagmath_viz.logic.modelproofs import solve_text_record
+
+    out = [r if "error" in r else solve_text_record(r) for r in _text_records(args.problems)]
+    n = write_jsonl(args.output, out)
+    bad = sum("error" in r for r in out)
+    print(f"wrote {n} answers to {args.output} ({bad} unreadable)", file=sys.stderr)
+    return 0
+
+
+def _score_proofs(args: argparse.Namespace) -> int:
+    from dagmath_viz.logic.modelproofs import score_proof_record
+
+    out = [r if "error" in r else score_proof_record(r) for r in _text_records(args.proofs)]
+    n = write_jsonl(args.output, out)
+    bad = sum("error" in r for r in out)
+    print(f"wrote {n} scored proofs to {args.output} ({bad} unreadable)", file=sys.stderr)
+    if args.export:
+        from dagmath_viz.logic.export import export_model_proofs
+
+        files = export_model_proofs(out, args.export, args.dataset)
+        print(f"wrote {len(files)} files under {args.export}", file=sys.stderr)
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     records = read_jsonl(args.proofs)
     files = export_trajectories(records, args.output, args.dataset)
@@ -126,7 +173,12 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 
 def _add_solve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("solve", help="run a simulated reasoner on each problem")
-    p.add_argument("problems", help="PROBLEMS.jsonl from 'gsm generate'")
+    p.add_argument("problems", help="PROBLEMS.jsonl from 'gsm generate' (or text, with --text)")
+    p.add_argument(
+        "--text",
+        action="store_true",
+        help='read {"id", "text"} lines: solve each problem from its text alone',
+    )
     p.add_argument(
         "--strategy",
         choices=(*STRATEGIES, "all"),
@@ -134,7 +186,20 @@ def _add_solve(sub: argparse._SubParsersAction) -> None:
         help="search strategy (all: every strategy)",
     )
     p.add_argument("-o", "--output", required=True, help="PROOFS.jsonl to write")
-    p.set_defaults(func=_guard(_solve))
+    p.set_defaults(func=_guard(_solve_or_text))
+
+
+def _solve_or_text(args: argparse.Namespace) -> int:
+    return _solve_text(args) if args.text else _solve(args)
+
+
+def _add_score_proofs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score-proofs", help="score proofs a model wrote in natural language")
+    p.add_argument("proofs", help='PROOFS.jsonl: {"id", "text", "proof"} lines')
+    p.add_argument("-o", "--output", required=True, help="SCORED.jsonl to write")
+    p.add_argument("--export", help="also write DAG-MATH trajectories under this folder")
+    p.add_argument("--dataset", default="gsm-model-proofs", help="data-set name for --export")
+    p.set_defaults(func=_guard(_score_proofs))
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
@@ -160,9 +225,11 @@ def add_gsm_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     gsm = subparsers.add_parser(
         "gsm", help="logic-program word problems: generate, solve, export, report"
     )
-    sub = gsm.add_subparsers(dest="gsm_command", metavar="{generate,solve,export,report}")
+    sub = gsm.add_subparsers(
+        dest="gsm_command", metavar="{generate,solve,score-proofs,export,report}"
+    )
     sub.required = True
-    for add in (_add_generate, _add_solve, _add_export, _add_report):
+    for add in (_add_generate, _add_solve, _add_score_proofs, _add_export, _add_report):
         add(sub)
     return gsm
 

@@ -27,6 +27,7 @@ Levenshtein distances between non-axiom statements.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -160,7 +161,9 @@ def reference_orders(solved: Solved) -> dict[str, list[tuple]]:
     program = solved.parsed.program
     axioms = list(program.axioms)
     edges: list[Hyperedge] = [
-        e for e in solved.closure.hyperedges if e.rule in TREE_RULES and e.head not in axioms
+        e
+        for e in solved.closure.hyperedges
+        if (e.rule in TREE_RULES or e.rule == "6") and e.head not in axioms
     ]
     by_premise: dict[Atom, list[int]] = defaultdict(list)
     for i, e in enumerate(edges):
@@ -237,6 +240,11 @@ def _match(sentence: ProofSentence, theorems: set[tuple]) -> tuple | None:
     return None
 
 
+_ANSWER = re.compile(
+    r"\banswer\b[^0-9]*?(?:is|:|=)\s*[$\\(]*(?:\\boxed\{)?\s*(?P<n>\d+)", re.IGNORECASE
+)
+
+
 def _has_digit(s: str) -> bool:
     return any(ch.isdigit() for ch in s)
 
@@ -272,7 +280,13 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
 
     stated_keys: list[Any] = []  # P in order: a theorem key, or ("unmatched", text)
     matched_rows, unmatched = [], []
+    final_answer = None
     for s in sentences:
+        said = _ANSWER.search(s.text)
+        if said is not None and s.atom is None:
+            final_answer = int(said["n"])
+            matched_rows.append({"text": s.text, "theorem": None, "ignored": True})
+            continue
         key = _match(s, set(by_key))
         if key is None:
             if not _has_digit(s.text):
@@ -287,20 +301,28 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "text": s.text,
                 "theorem": atom_to_dict(by_key[key]),
+                "key": key,
                 "in_shortest": key in set(shortest),
                 "axiom": key in axioms,
             }
         )
 
     q = program.query
-    goal_key = stated(solved.goal)
-    answers = [k for k in stated_keys if k[0] == "cont" and k[1] == q.agent and k[2] == q.entity]
+    said_goal = [
+        s.atom.quantity
+        for s in sentences
+        if isinstance(s.atom, Cont) and s.atom.agent == q.agent and s.atom.entity == q.entity
+    ]
     model_answer = record.get("answer")
     if not isinstance(model_answer, int) or isinstance(model_answer, bool):
-        model_answer = answers[-1][3] if answers else None
+        model_answer = final_answer if final_answer is not None else None
+    if model_answer is None and said_goal:
+        model_answer = said_goal[-1]
     correct = model_answer is not None and model_answer == solved.answer
-    del goal_key
 
+    steps = _steps(matched_rows, solved.closure, axioms)
+    for r in matched_rows:
+        r.pop("key", None)
     eff = efficiency(stated_keys, shortest, axioms)
     orders = reference_orders(solved)
     mine = [k for k in dict.fromkeys(stated_keys) if k not in axioms and k[0] != "unmatched"]
@@ -323,4 +345,46 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
         "matched": matched_rows,
         "unmatched": unmatched,
         "distance": distance,
+        "steps": steps,
+        "problem_text": text,
+        "model": str(record.get("model", "model")),
     }
+
+
+def _steps(rows: list[dict[str, Any]], clos: Closure, axioms: set[tuple]) -> list[dict[str, Any]]:
+    """The proof's statements as DAG steps: each matched theorem's premises among earlier ones.
+
+    For a theorem, the rule instance (frame copies looked through) whose premises were all
+    stated earlier is chosen; failing that, the one with most premises stated. Axioms and
+    unmatched statements have no premises.
+    """
+    incoming: dict[tuple, list[Hyperedge]] = defaultdict(list)
+    for e in clos.hyperedges:
+        if e.rule != "6":
+            incoming[stated(e.head)].append(e)
+    index: dict[tuple, int] = {}
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        if r.get("ignored"):
+            continue
+        theorem = r["theorem"]
+        row: dict[str, Any] = {
+            "text": r["text"],
+            "theorem": theorem,
+            "rule": None,
+            "premises": None,
+        }
+        if theorem is not None:
+            key = r["key"]
+            if key not in axioms:
+                best = max(
+                    incoming.get(key, ()),
+                    key=lambda e: sum(stated(p) in index for p in e.tail),
+                    default=None,
+                )
+                if best is not None:
+                    prem = sorted({index[stated(p)] for p in best.tail if stated(p) in index})
+                    row["rule"], row["premises"] = best.rule, prem
+            index.setdefault(key, len(out))
+        out.append(row)
+    return out
