@@ -252,7 +252,9 @@ class ParsedProblem:
     question: str
 
 
-def _question(s: str, t: int, members: dict[str, list[str]]) -> tuple[Query, tuple]:
+def _question(
+    s: str, t: int, members: dict[str, list[str]], containers: set[tuple[str, str]]
+) -> tuple[Query, tuple]:
     for rx in _QUESTIONS:
         m = rx.fullmatch(s)
         if m is None:
@@ -262,8 +264,9 @@ def _question(s: str, t: int, members: dict[str, list[str]]) -> tuple[Query, tup
         if len(who) > 1 and any(e not in members.get(n, ()) for n in who):
             chosen = []
             for n in who:
-                # each member contributes the entity it was first said to have
-                options = members.get(n, [])
+                # each member contributes the entity it was first said to have, leaving out
+                # the containers of its rates (what it counts is what they hold)
+                options = [x for x in members.get(n, []) if (n, x) not in containers]
                 if not options:
                     raise TextError(f"the question names {n!r}, who has nothing")
                 chosen.append((n, e if e in options else options[0]))
@@ -324,7 +327,8 @@ def parse_problem(text: str) -> ParsedProblem:
         if atom not in axioms:
             axioms.append(atom)
             kept.append(raw)
-    query, parts = _question(question, t, members)
+    containers = {(n, x.container) for x in axioms if isinstance(x, Rate) for n in x.agent}
+    query, parts = _question(question, t, members, containers)
     program = Program(tuple(axioms), query, parts=parts, bidirectional=True, tree_rules=True)
     return ParsedProblem(program, tuple(kept), question)
 

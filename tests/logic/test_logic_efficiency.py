@@ -21,19 +21,25 @@ from dagmath_viz.logic import (
 @pytest.mark.parametrize(
     ("proof", "shortest", "axioms", "expected"),
     [
-        # 4 distinct theorems (d twice), 3 in the shortest proof; non-axiom: {c} of {c, d}
-        ("abcdd", "abc", "ab", (3 / 4, 1 / 2)),
+        # P = {a,b,c,d} (d twice), S = {a,b,c}: 3/4; non-axiom {c} of {c,d}; recall 3/3
+        ("abcdd", "abc", "ab", (3 / 4, 1 / 2, 1.0, False)),
         # the shortest proof itself
-        ("abc", "abc", "ab", (1.0, 1.0)),
+        ("abc", "abc", "ab", (1.0, 1.0, 1.0, True)),
         # nothing written
-        ("", "abc", "ab", (0.0, 0.0)),
+        ("", "abc", "ab", (0.0, 0.0, 0.0, False)),
         # only axioms on both sides: the non-axiom variant has nothing to charge
-        ("ab", "a", "ab", (1 / 2, 1.0)),
+        ("ab", "a", "ab", (1 / 2, 1.0, 1.0, False)),
+        # a detour that skips a shortest-proof step: P = {a,x,c}, S = {a,b,c}: 2/3, recall 2/3;
+        # non-axiom: {c} of {x,c} (the old |S|/|P| gave 3/3 = 1 here)
+        ("axc", "abc", "a", (2 / 3, 1 / 2, 2 / 3, False)),
+        # a bare goal: |S|/|P| was 3; precision is 1 (all it says is right), recall 1/3
+        ("c", "abc", "ab", (1.0, 1.0, 1 / 3, False)),
     ],
 )
 def test_efficiency(proof, shortest, axioms, expected):
     e = efficiency(list(proof), list(shortest), list(axioms))
-    assert (e.efficiency, e.efficiency_non_axiom) == pytest.approx(expected)
+    assert (e.efficiency, e.efficiency_non_axiom, e.recall) == pytest.approx(expected[:3])
+    assert e.exact_match is expected[3]
 
 
 @pytest.mark.parametrize(
