@@ -53,6 +53,13 @@ RULE_NAMES = {
 }
 
 
+def _names_in(atom: Atom) -> set[str]:
+    fields = ("agent", "more", "less", "giver", "receiver", "a", "b", "c", "d")
+    return {
+        n for f in fields if isinstance(getattr(atom, f, None), tuple) for n in getattr(atom, f)
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Hyperedge:
     """One rule instance: premises (the tail, sorted) ⇒ conclusion (the head)."""
@@ -110,6 +117,24 @@ class Chart:
                     if n in r.agent
                 }
         self.parts = dict(self.program.parts)
+        # bidirectional frames jump between the times statements talk about (see _jumps)
+        self.needed: dict[tuple[str, str], set[int]] = defaultdict(set)
+        if self.program.bidirectional:
+            q = self.program.query
+            for x in self.program.axioms:
+                if isinstance(x, Rate):
+                    continue
+                t_x = x.time
+                for n in _names_in(x):
+                    self.needed[(n, x.entity)].add(t_x)
+                    if isinstance(x, Transfer):
+                        self.needed[(n, x.entity)].add(t_x + 1)
+                    for r in self.program.axioms:  # a rate's entity is counted when its
+                        if isinstance(r, Rate) and n in r.agent and r.container == x.entity:
+                            self.needed[(n, r.entity)] |= {t_x, t_x + 1}
+            for n in q.agent:
+                self.needed[(n, self.parts.get(n, q.entity))].add(q.time)
+                self.needed[(n, q.entity)].add(q.time)
         # tree_rules: introductions only as the authors' trees use them (a comparison for a
         # pair that a compeq names; no new compeq), which keeps text problems' closures small.
         self.intro_pairs: set[frozenset] | None = None
@@ -206,14 +231,12 @@ class Chart:
             yield _edge("4", (c, r), Cont(c.agent, r.entity, c.quantity * r.rate, c.time))
         for q in self.compeqs_of.get((c.agent, c.entity, c.time), ()):
             yield from self._compeq_elim(q, cont=c)
-        if c.time < self.horizon and not any((n, c.entity, c.time) in self.moving for n in c.agent):
-            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time + 1))
-        if (
-            self.program.bidirectional
-            and c.time > 0
-            and not any((n, c.entity, c.time - 1) in self.moving for n in c.agent)
+        if self.program.bidirectional:
+            yield from self._jumps(c)
+        elif c.time < self.horizon and not any(
+            (n, c.entity, c.time) in self.moving for n in c.agent
         ):
-            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time - 1))
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time + 1))
         if self.parts and len(c.agent) == 1 and self.parts.get(c.agent[0]) == c.entity:
             yield from self._category(c)
 
@@ -283,6 +306,23 @@ class Chart:
                 parts = (c, *cover)
                 total = sum(p.quantity for p in parts)
                 yield _edge("3", parts, Cont(g, c.entity, total, c.time))
+
+    def _jumps(self, c: Cont) -> Iterator[Hyperedge]:
+        """6, both ways in time: to the nearest earlier and later time that a statement about
+        one of the agent's names and the entity (or the question) talks about, when no
+        transfer of the entity involving the agent lies between."""
+        times = sorted({t for n in c.agent for t in self.needed.get((n, c.entity), ())})
+        later = [t for t in times if c.time < t <= self.horizon]
+        earlier = [t for t in times if t < c.time]
+        moves = [(n, c.entity) for n in c.agent]
+        if later and not any(
+            (n, e, t) in self.moving for n, e in moves for t in range(c.time, later[0])
+        ):
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, later[0]))
+        if earlier and not any(
+            (n, e, t) in self.moving for n, e in moves for t in range(earlier[-1], c.time)
+        ):
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, earlier[-1]))
 
     def _category(self, c: Cont) -> Iterator[Hyperedge]:
         """3 (across entities): each member's count of its own entity ⇒ the category total."""
