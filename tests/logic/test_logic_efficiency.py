@@ -97,6 +97,8 @@ def test_efficiency_table_groups_and_orders():
         "accuracy",
         "efficiency",
         "efficiency_non_axiom",
+        "recall",
+        "exact_match",
     ]
     assert list(zip(t.strategy, t.overlap, t.control, strict=True)) == [
         ("shortest", "none", False),
@@ -105,7 +107,10 @@ def test_efficiency_table_groups_and_orders():
         ("dfs", "none", True),
     ]
     dfs = t.iloc[1]
-    assert (dfs.n, dfs.accuracy, dfs.efficiency, dfs.efficiency_non_axiom) == (2, 0.5, 0.75, 0.25)
+    # efficiency is scored on correct answers (DEFINITIONS.md §6): the wrong dfs proof counts
+    # in n and accuracy only, so the means are those of the one correct proof (0.5, 0.5)
+    assert (dfs.n, dfs.accuracy, dfs.efficiency, dfs.efficiency_non_axiom) == (2, 0.5, 0.5, 0.5)
+    assert math.isnan(dfs.recall)  # no record carries recall
 
 
 def test_efficiency_table_empty_and_bad():
@@ -118,3 +123,28 @@ def test_efficiency_table_empty_and_bad():
 def test_format_table_shows_percent():
     text = format_table(efficiency_table([_rec("dfs", True, 0.5, math.nan)]))
     assert "100.0" in text and "50.0" in text and "—" in text
+
+
+def test_model_proofs_beside_the_strategies():
+    from dagmath_viz.logic import model_proof_summary
+
+    strategies = [
+        {"strategy": "dfs", "correct": True, "efficiency": 0.5, "recall": 1.0, "exact_match": False},
+        {"strategy": "dfs", "correct": True, "efficiency": 0.7, "recall": 1.0, "exact_match": False},
+        {"strategy": "shortest", "correct": True, "efficiency": 1.0, "recall": 1.0,
+         "exact_match": True},
+    ]  # fmt: skip
+    scored = [
+        {"model": "m", "correct": True, "efficiency": 0.8, "recall": 0.5, "exact_match": False},
+        # a wrong answer: counted in accuracy, not in the rates
+        {"model": "m", "correct": False, "efficiency": None, "recall": None},
+        {"id": 3, "error": "cannot read sentence 1"},
+    ]
+    t = model_proof_summary(strategies, scored)
+    assert list(t["reasoner"]) == ["shortest", "dfs", "m"]
+    assert list(t["kind"]) == ["strategy", "strategy", "model"]
+    dfs, m = t.iloc[1], t.iloc[2]
+    assert dfs["n"] == 2 and dfs["efficiency"] == pytest.approx(0.6)
+    assert m["n"] == 2 and m["accuracy"] == 0.5
+    assert m["efficiency"] == pytest.approx(0.8) and m["recall"] == pytest.approx(0.5)
+    assert t.iloc[0]["exact_match"] == 1.0 and m["exact_match"] == 0.0
