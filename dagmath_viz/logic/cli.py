@@ -43,6 +43,17 @@ def _natural(text: str) -> int:
 
 def _generate(args: argparse.Namespace) -> int:
     cfg = GeneratorConfig(depth=args.depth, n_trees=args.trees)
+    if args.paired:
+        from dagmath_viz.logic.generator import generate_paired
+
+        problems = [
+            p
+            for i in range(args.problems)
+            for p in generate_paired(args.seed, args.first_id + i, args.irrelevant, cfg).values()
+        ]
+        n = write_jsonl(args.output, (problem_to_record(p) for p in problems))
+        print(f"wrote {n} problems to {args.output}", file=sys.stderr)
+        return 0
     problems = generate_problems(
         args.problems, args.seed, args.irrelevant, args.overlap, args.control, cfg, args.first_id
     )
@@ -163,6 +174,11 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--control", action="store_true", help="control problems: as many axioms, all relevant"
+    )
+    p.add_argument(
+        "--paired",
+        action="store_true",
+        help="each problem in all four overlap conditions, same distractors, renamed only",
     )
     p.add_argument("--depth", type=_positive, default=3, help="depth of the goal's proof")
     p.add_argument("--trees", type=_positive, default=3, help="trees for --irrelevant trees")

@@ -56,7 +56,7 @@ from dagmath_viz.logic.proofs import (
 )
 from dagmath_viz.logic.rules import Hyperedge, closure
 from dagmath_viz.logic.verbalize import verbalize, verbalize_question
-from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES
+from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES, RELATIONS
 
 __all__ = [
     "IRRELEVANT",
@@ -64,6 +64,7 @@ __all__ = [
     "GenerationError",
     "GeneratorConfig",
     "Problem",
+    "generate_paired",
     "generate_problem",
     "generate_problems",
 ]
@@ -485,3 +486,122 @@ def generate_problems(
     return [
         generate_problem(seed, first_id + i, irrelevant, overlap, control, config) for i in range(n)
     ]
+
+
+# --- paired overlap conditions (the authors' design) --------------------------------------
+
+
+def _relabel(x: Atom, names: dict[str, str], entities: dict[str, str]) -> Atom:
+    d = atom_to_dict(x)
+    for k, v in d.items():
+        if isinstance(v, list):
+            d[k] = [names.get(n, n) for n in v]
+        elif k == "entity" and isinstance(v, str):
+            d[k] = entities.get(v, v)
+    return atom_from_dict(d)
+
+
+def _paired_maps(
+    trees: list[tuple[list[Atom], frozenset[str], str]], goal: Cont, rng: random.Random
+) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """Per overlap condition, the renaming of the distractor trees' names and entities.
+
+    As in the authors' generator: ``entity`` gives every tree the goal's entity; ``agent``
+    makes each tree's own goal agent the goal's agent and every other name a possessive of it
+    ("Ryan's aunt"), so every irrelevant axiom names the goal's agent; ``both`` does both,
+    with possessives only.
+    """
+    g = goal.agent[0]
+    relations = iter(rng.sample(RELATIONS, len(RELATIONS)))
+    poss: dict[str, str] = {}
+    agent_names: dict[str, str] = {}
+    ents: dict[str, str] = {}
+    for tree, root_names, entity in trees:
+        ents[entity] = goal.entity
+        for n in sorted({n for x in tree for n in names_of(x)}):
+            if n not in poss:
+                try:
+                    poss[n] = f"{g}'s {next(relations)}"
+                except StopIteration:
+                    raise _Retry("relations exhausted") from None
+            agent_names[n] = g if n in root_names else poss[n]
+    return {
+        "none": ({}, {}),
+        "entity": ({}, ents),
+        "agent": (agent_names, {}),
+        "both": (poss, ents),
+    }
+
+
+def generate_paired(
+    seed: int,
+    problem_id: int,
+    irrelevant: str = "tree",
+    config: GeneratorConfig | None = None,
+) -> dict[str, Problem]:
+    """One problem in all four overlap conditions, paired as the authors pair them.
+
+    The main tree and the distractor trees are sampled once, with fresh names and entities
+    (the ``none`` condition); the ``entity``, ``agent`` and ``both`` conditions rename only
+    the distractors' names and entities (:func:`_paired_maps`), so the axioms, numbers,
+    structure, order and sentence templates are the same in all four. Every condition is
+    verified (consistent; the sampled shortest proof is the unique shortest one); a failure
+    resamples the whole set.
+
+    Returns:
+        ``{"none": ..., "entity": ..., "agent": ..., "both": ...}``.
+    """
+    if irrelevant not in IRRELEVANT:
+        raise ValueError(f"unknown structure {irrelevant!r}")
+    cfg = config or GeneratorConfig()
+    rng = random.Random(f"gsm-logic-paired:{seed}:{problem_id}")
+    for _ in range(cfg.max_attempts):
+        try:
+            found = _paired_attempt(rng, cfg, irrelevant)
+        except _Retry:
+            continue
+        if found is None:
+            continue
+        out = {}
+        for overlap, (axioms, proof, relevant) in found.items():
+            vrng = random.Random(f"gsm-logic-paired-text:{seed}:{problem_id}")
+            labels = (irrelevant, overlap, False)
+            out[overlap] = _problem(vrng, seed, problem_id, axioms, proof, relevant, labels)
+        return out
+    raise GenerationError(f"no valid paired problem for seed {seed}, id {problem_id}")
+
+
+def _paired_attempt(
+    rng: random.Random, cfg: GeneratorConfig, irrelevant: str
+) -> dict[str, tuple[list[Atom], Proof, set[Atom]]] | None:
+    b = _Builder(rng, cfg)
+    main = _shift(b.node(b.fresh(b.entities), 0, cfg.depth).steps)
+    goal = main[-1].theorem
+    if len(goal.agent) != 1:
+        return None  # possessives need one goal name
+    main_axioms = _axioms(main)
+    n_trees = {"none": 0, "axiom": 1, "tree": 1, "trees": cfg.n_trees}[irrelevant]
+    trees: list[tuple[list[Atom], frozenset[str], str]] = []  # axioms, root names, entity
+    for _ in range(n_trees):
+        depth = 0 if irrelevant == "axiom" else rng.randint(1, cfg.depth)
+        b.transfers = depth > 0  # a lone transfer has no count to change
+        entity = b.fresh(b.entities)
+        sub = b.node(entity, 0, depth)
+        steps = _shift(sub.steps)
+        tree = [x for x in _axioms(steps) if x not in main_axioms]
+        trees.append((tree, frozenset(steps[-1].theorem.agent), entity))
+    b.transfers = True
+    maps = _paired_maps(trees, goal, rng)
+    extra = [x for t, _, _ in trees for x in t]
+    order = _order(main_axioms + [x for x in dict.fromkeys(extra) if x not in main_axioms], rng)
+    relevant = set(main_axioms)
+    out = {}
+    for overlap, (names, ents) in maps.items():
+        axioms = [x if x in relevant else _relabel(x, names, ents) for x in order]
+        if len(set(axioms)) != len(axioms):
+            return None
+        proof = _verified(main, axioms, goal)
+        if proof is None:
+            return None
+        out[overlap] = (axioms, proof, relevant)
+    return out

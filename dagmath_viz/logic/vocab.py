@@ -6,7 +6,7 @@ entities and containers are lowercase plural nouns, and the two lists are disjoi
 
 from __future__ import annotations
 
-__all__ = ["CONTAINERS", "ENTITIES", "NAMES"]
+__all__ = ["CONTAINERS", "ENTITIES", "NAMES", "RELATIONS"]
 
 NAMES = (
     "Aaron Abigail Adam Alice Amara Amelia Andre Anna Arjun Ava Beatrice Ben Bianca Caleb "
@@ -25,3 +25,9 @@ ENTITIES = (
 ).split()
 
 CONTAINERS = "boxes bags baskets crates jars packs trays buckets bowls cartons".split()
+
+#: Relations for possessive agents ("Ryan's aunt"), as the authors' overlap conditions use them.
+RELATIONS = (
+    "aunt uncle son daughter boss assistant neighbor friend cousin teacher roommate partner "
+    "sister brother niece nephew coworker landlord host advisor"
+).split()

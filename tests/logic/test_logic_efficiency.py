@@ -129,8 +129,10 @@ def test_model_proofs_beside_the_strategies():
     from dagmath_viz.logic import model_proof_summary
 
     strategies = [
-        {"strategy": "dfs", "correct": True, "efficiency": 0.5, "recall": 1.0, "exact_match": False},
-        {"strategy": "dfs", "correct": True, "efficiency": 0.7, "recall": 1.0, "exact_match": False},
+        {"strategy": "dfs", "correct": True, "efficiency": 0.5, "recall": 1.0,
+         "exact_match": False},
+        {"strategy": "dfs", "correct": True, "efficiency": 0.7, "recall": 1.0,
+         "exact_match": False},
         {"strategy": "shortest", "correct": True, "efficiency": 1.0, "recall": 1.0,
          "exact_match": True},
     ]  # fmt: skip
