@@ -70,13 +70,25 @@ class Solved:
 
     @property
     def answer(self) -> int | None:
-        """The goal's quantity, or None when the question has no answer."""
+        """The goal's quantity (or asked difference), or None when there is no answer."""
+        if isinstance(self.goal, Comp) and self.parsed.ask is not None:
+            a, _, sign = self.parsed.ask
+            return sign * self.goal.value(a)
         return self.goal.quantity if isinstance(self.goal, Cont) else None
 
 
 def _goal(parsed: ParsedProblem, clos: Closure) -> Atom | None:
     q = parsed.program.query
     best = None
+    if parsed.ask is not None:
+        pair = tuple(sorted(parsed.ask[:2]))
+        for x in clos.theorems:
+            if isinstance(x, Comp) and x.pair == pair and x.entity == q.entity:
+                if x.time == q.time:
+                    return x
+                if x.time < q.time and (best is None or x.time > best.time):
+                    best = x
+        return best
     for x in clos.theorems:
         if isinstance(x, Cont) and x.agent == q.agent and x.entity == q.entity:
             if x.time == q.time:
@@ -313,6 +325,15 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
         for s in sentences
         if isinstance(s.atom, Cont) and s.atom.agent == q.agent and s.atom.entity == q.entity
     ]
+    ask = solved.parsed.ask
+    if ask is not None:
+        said_goal = [
+            ask[2] * s.atom.value(ask[0])
+            for s in sentences
+            if isinstance(s.atom, Comp)
+            and s.atom.pair == tuple(sorted(ask[:2]))
+            and s.atom.entity == q.entity
+        ]
     model_answer = record.get("answer")
     if not isinstance(model_answer, int) or isinstance(model_answer, bool):
         model_answer = final_answer if final_answer is not None else None

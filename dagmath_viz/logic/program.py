@@ -249,7 +249,8 @@ class Program:
       changed at t was the same before t), so a statement may precede, in time stamps, the
       count it is combined with.
     - ``tree_rules``: the introduction rules fire only as the authors' generated trees use
-      them: 1c only for a pair of agents that a compeq axiom names, 5b never.
+      them: 1c only for a pair of agents that a compeq axiom names (or ``compare`` lists:
+      the pair a question asks to compare), 5b never.
     """
 
     axioms: tuple[Atom, ...]
@@ -257,6 +258,7 @@ class Program:
     parts: tuple[tuple[str, str], ...] = ()
     bidirectional: bool = False
     tree_rules: bool = False
+    compare: tuple[tuple[Agent, Agent], ...] = ()
 
     @property
     def horizon(self) -> int:

@@ -132,7 +132,7 @@ class Chart:
                     for r in self.program.axioms:  # a rate's entity is counted when its
                         if isinstance(r, Rate) and n in r.agent and r.container == x.entity:
                             self.needed[(n, r.entity)] |= {t_x, t_x + 1}
-            for n in q.agent:
+            for n in {*q.agent, *(n for pair in self.program.compare for a in pair for n in a)}:
                 self.needed[(n, self.parts.get(n, q.entity))].add(q.time)
                 self.needed[(n, q.entity)].add(q.time)
         # tree_rules: introductions only as the authors' trees use them (a comparison for a
@@ -141,7 +141,7 @@ class Chart:
         if self.program.tree_rules:
             self.intro_pairs = {
                 frozenset(p) for x in self.program.axioms if isinstance(x, CompEq) for p in x.pairs
-            }
+            } | {frozenset(p) for p in self.program.compare}
         if self.parts:  # a category total moves when one member's part moves
             cat = self.program.query.entity
             self.moving |= {

@@ -250,6 +250,14 @@ class ParsedProblem:
     program: Program
     sentences: tuple[str, ...]
     question: str
+    #: for "How many E does A have more (less) than B?": (A, B, +1) or (A, B, -1)
+    ask: tuple[Agent, Agent, int] | None = None
+
+
+_COMP_QUESTION = _p(
+    rf"How many (?P<e>{_ENT}) does (?P<a>{_NAME}) have (?P<dir>more|less|fewer) than"
+    rf" (?P<b>{_NAME})(?: has (?P=e))?\?"
+)
 
 
 def _question(
@@ -328,9 +336,23 @@ def parse_problem(text: str) -> ParsedProblem:
             axioms.append(atom)
             kept.append(raw)
     containers = {(n, x.container) for x in axioms if isinstance(x, Rate) for n in x.agent}
-    query, parts = _question(question, t, members, containers)
-    program = Program(tuple(axioms), query, parts=parts, bidirectional=True, tree_rules=True)
-    return ParsedProblem(program, tuple(kept), question)
+    ask = None
+    m = _COMP_QUESTION.fullmatch(question)
+    if m is not None:
+        a, b = _names(m["a"]), _names(m["b"])
+        ask = (a, b, 1 if m["dir"] == "more" else -1)
+        query, parts = Query(a, m["e"], t), ()
+    else:
+        query, parts = _question(question, t, members, containers)
+    program = Program(
+        tuple(axioms),
+        query,
+        parts=parts,
+        bidirectional=True,
+        tree_rules=True,
+        compare=(ask[:2],) if ask else (),
+    )
+    return ParsedProblem(program, tuple(kept), question, ask)
 
 
 # --- proofs ------------------------------------------------------------------------------

@@ -263,3 +263,23 @@ def test_efficiency_bounds(proof, shortest, axioms):
     assert e.exact_match == (set(proof) == shortest)
     if e.exact_match:
         assert e.efficiency == e.recall == 1.0
+
+
+def test_a_question_about_a_difference():
+    text = (
+        "Ann owns 5 pens. Bo has 3 pens more than Ann. Cy then gives 4 pens to Bo. "
+        "How many pens does Bo have more than Ann?"
+    )
+    # Bo 8, then 12; Ann 5: 12 - 5 = 7
+    assert solve_text(text).answer == 7
+    less = text.replace("have more than Ann", "have less than Ann")
+    assert solve_text(less).answer == -7
+    out = score_proof_record(
+        {
+            "id": 1,
+            "text": text,
+            "proof": "So Bo has 5 + 3 = 8 pens. So Bo now has 8 + 4 = 12 pens. "
+            "So the difference between the number of pens Bo and Ann have is 12 - 5 = 7.",
+        }
+    )
+    assert out["correct"] and out["answer"] == 7
