@@ -251,6 +251,11 @@ class Program:
     - ``tree_rules``: the introduction rules fire only as the authors' generated trees use
       them: 1c only for a pair of agents that a compeq axiom names (or ``compare`` lists:
       the pair a question asks to compare), 5b never.
+    - ``one_sided``: transfers that change only one side's count, ``(transfer, "giver" |
+      "receiver")``. The authors' templates are about one side ("R then gets N more E from
+      S" concludes R's count, "S then donates N E to R" concludes S's), and their generator
+      never updates the other side: a distractor may take from the goal's agent without
+      changing the answer.
     """
 
     axioms: tuple[Atom, ...]
@@ -259,6 +264,7 @@ class Program:
     bidirectional: bool = False
     tree_rules: bool = False
     compare: tuple[tuple[Agent, Agent], ...] = ()
+    one_sided: tuple[tuple[Transfer, str], ...] = ()
 
     @property
     def horizon(self) -> int:

@@ -100,11 +100,13 @@ class Chart:
         for g in sorted(self.program.groups):
             for n in g:
                 self.groups_of[n].append(g)
+        # one-sided transfers (the authors' semantics) change only the side they are about
+        self.sides: dict[Transfer, str] = dict(self.program.one_sided)
         self.moving = {
             (n, x.entity, x.time)
             for x in self.program.axioms
             if isinstance(x, Transfer)
-            for n in x.giver + x.receiver
+            for n in self._moved(x)
         }
         # A rate ties its entity to its container: when the container moves, so does the
         # entity, and a frame step would carry a stale count past the transfer.
@@ -192,7 +194,8 @@ class Chart:
                 self.compeqs_of[(a, x.entity, x.time)].append(x)
         elif isinstance(x, Transfer):
             for a in {x.giver, x.receiver}:
-                self.transfers_of[(a, x.entity, x.time)].append(x)
+                if set(a) <= set(self._moved(x)):
+                    self.transfers_of[(a, x.entity, x.time)].append(x)
         elif isinstance(x, Rate):
             self.rates_of[(x.agent, x.container)].append(x)
 
@@ -255,8 +258,20 @@ class Chart:
     def _from_compeq(self, q: CompEq) -> Iterator[Hyperedge]:
         yield from self._compeq_elim(q)
 
+    def _moved(self, t: Transfer) -> tuple[str, ...]:
+        """The names whose counts a transfer changes: both sides, or the side it is about."""
+        side = self.sides.get(t)
+        if side == "giver":
+            return t.giver
+        if side == "receiver":
+            return t.receiver
+        return t.giver + t.receiver
+
     def _from_transfer(self, t: Transfer) -> Iterator[Hyperedge]:
+        moved = set(self._moved(t))
         for a in (t.giver, t.receiver):
+            if not set(a) <= moved:
+                continue
             c = self.cont_at.get((a, t.entity, t.time))
             if c is not None:
                 yield self._transfer(c, t)

@@ -155,7 +155,7 @@ _STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
-        "give",
+        "give_more",
         _p(
             rf"{_THEN}(?P<g>{_NAME}) {_THEN}gives (?P<d>{_NUM}) (?P<e>{_ENT}) more to"
             rf" (?P<r>{_NAME})"
@@ -206,6 +206,11 @@ def _plural_of(word: str, known: Iterable[str]) -> str:
     return next((c for c in cands if c in known), cands[0] if not word.endswith("s") else word)
 
 
+def _side(kind: str) -> str:
+    """The side a transfer sentence is about (the authors' templates): its count changes."""
+    return "receiver" if kind in ("get", "give_more") else "giver"
+
+
 def _build(st: _Statement, t: int, entities: set[str]) -> Atom:
     g, kind = st.match.groupdict(), st.kind
     if kind == "cont":
@@ -224,6 +229,8 @@ def _build(st: _Statement, t: int, entities: set[str]) -> Atom:
         return CompEq.of(a, b, c, d, g["e"], t)
     if kind == "rate":
         return Rate(_names(g["a"]), g["e"], _plural_of(g["c"], entities), int(g["n"]))
+    if kind not in ("get", "give", "give_more"):
+        raise TextError(f"unknown statement kind {kind!r}")
     giver = _names(g["g"]) if g.get("g") else (NOBODY,)
     receiver = _names(g["r"]) if g.get("r") else (NOBODY,)
     if giver == receiver:
@@ -317,6 +324,7 @@ def parse_problem(text: str) -> ParsedProblem:
     entities = {st.match["e"] for _, st in statements}
     axioms: list[Atom] = []
     kept: list[str] = []
+    sides: list[tuple[Transfer, str]] = []
     members: dict[str, list[str]] = {}
     t = 0
     for raw, st in statements:
@@ -326,6 +334,7 @@ def parse_problem(text: str) -> ParsedProblem:
             raise TextError(f"cannot use sentence {raw!r}: {exc}") from None
         if isinstance(atom, Transfer):
             t += 1
+            sides.append((atom, _side(st.kind)))
         for fld in ("agent", "more", "less", "giver", "receiver", "a", "b", "c", "d"):
             who = getattr(atom, fld, None)
             if isinstance(who, tuple) and len(who) == 1:
@@ -351,6 +360,7 @@ def parse_problem(text: str) -> ParsedProblem:
         bidirectional=True,
         tree_rules=True,
         compare=(ask[:2],) if ask else (),
+        one_sided=tuple(sides),
     )
     return ParsedProblem(program, tuple(kept), question, ask)
 

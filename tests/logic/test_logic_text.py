@@ -66,7 +66,7 @@ def test_compeq_rate_and_other_transfer_forms():
         "The number of pens that Dee has more than Ann is the same as the difference between "
         "the number of pens that Bo has compared to Cy. "
         "Eve has 2 backpacks. Eve possesses 4 sharpeners per backpack. "
-        "Fay then gives Eve 1 backpacks. "
+        "Fay then gives 1 backpacks more to Eve. "
         "Gus owns 9 pens. Gus then donates 4 pens to Dee. "
         "If Dee and Eve sum up the school supplies that they have, how many school supplies "
         "do they have in total?"
@@ -76,9 +76,11 @@ def test_compeq_rate_and_other_transfer_forms():
     assert CompEq.of(("Dee",), ("Ann",), ("Bo",), ("Cy",), "pens", 0) in axioms
     assert Rate(("Eve",), "sharpeners", "backpacks", 4) in axioms
     assert Transfer(("Fay",), ("Eve",), "backpacks", 1, 0) in axioms
+    assert dict(parsed.program.one_sided)[Transfer(("Gus",), ("Dee",), "pens", 4, 1)] == "giver"
     assert dict(parsed.program.parts) == {"Dee": "pens", "Eve": "sharpeners"}
-    # Dee = 5 + 3 = 8 pens, + 4 from Gus = 12; Eve: (2 + 1) backpacks × 4 = 12 sharpeners
-    assert solve_text(text).answer == 24
+    # Dee = 5 + 3 = 8 pens ("Gus then donates 4 pens to Dee" is about Gus: the authors'
+    # generator never updates the receiver); Eve: (2 + 1) backpacks × 4 = 12 sharpeners
+    assert solve_text(text).answer == 20
 
 
 def test_a_rate_follows_its_container_across_a_transfer():
@@ -90,6 +92,23 @@ def test_a_rate_follows_its_container_across_a_transfer():
     solved = solve_text(text)
     assert solved.closure.violations == ()
     assert solved.answer == 8
+
+
+def test_a_transfer_changes_only_the_side_it_is_about():
+    # the authors' agent-overlap distractors take from the goal's agent; their answer is the
+    # goal's count without it (p4/connected/complex/agent_overlap: 30)
+    text = (
+        "Lynsey has 30 drums. Lynsey\u2019s aunt has 9 drums. "
+        "Lynsey\u2019s aunt then gets another 24 drums from Lynsey. "
+        "How many drums does Lynsey have in all?"
+    )
+    assert solve_text(text).answer == 30
+    aunt = text.replace("have in all?", "have?").replace("does Lynsey", "does Lynsey\u2019s aunt")
+    assert solve_text(aunt).answer == 33
+    # sender-phrased: only the giver changes
+    give = "Ann has 10 pens. Bo has 2 pens. Ann then donates 4 pens to Bo. "
+    assert solve_text(give + "How many pens does Ann have?").answer == 6
+    assert solve_text(give + "How many pens does Bo have?").answer == 2
 
 
 def test_category_total_across_entities():
@@ -267,7 +286,7 @@ def test_efficiency_bounds(proof, shortest, axioms):
 
 def test_a_question_about_a_difference():
     text = (
-        "Ann owns 5 pens. Bo has 3 pens more than Ann. Cy then gives 4 pens to Bo. "
+        "Ann owns 5 pens. Bo has 3 pens more than Ann. Bo then gets 4 more pens from Cy. "
         "How many pens does Bo have more than Ann?"
     )
     # Bo 8, then 12; Ann 5: 12 - 5 = 7
