@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dagmath_viz.logic.program import (
     Agent,
     Atom,
+    Comp,
     CompEq,
     Cont,
     Program,
@@ -571,25 +572,56 @@ def generate_paired(
     raise GenerationError(f"no valid paired problem for seed {seed}, id {problem_id}")
 
 
+#: share of group-total goals in the paired generator (the issue's count of the authors' data)
+GROUP_GOALS = 0.57
+#: distractor trees of the paired generator use the rules the paper's distractors use
+DISTRACTOR_RULES = (("comp", 3.0), ("transfer", 1.0))
+
+
+def _lone_axiom(b: _Builder, entity: str) -> Atom:
+    """One irrelevant axiom: a count, a comparison or a transfer, with fresh names."""
+    kind = b.rng.choice(("cont", "comp", "transfer"))
+    x, y, q = b.name(), b.name(), b.leaf_value()
+    if kind == "cont":
+        return Cont(x, entity, q, 0)
+    if kind == "comp":
+        return comparison(x, y, entity, b.rng.randint(1, b.cfg.diff_max), 0)
+    return Transfer(y, x, entity, b.rng.randint(1, b.cfg.diff_max), 0)
+
+
 def _paired_attempt(
     rng: random.Random, cfg: GeneratorConfig, irrelevant: str
 ) -> dict[str, tuple[list[Atom], Proof, set[Atom]]] | None:
     b = _Builder(rng, cfg)
-    main = _shift(b.node(b.fresh(b.entities), 0, cfg.depth).steps)
+    entity = b.fresh(b.entities)
+    if rng.random() < GROUP_GOALS:  # the paper's goals are mostly group totals
+        size = rng.choice((2, 3, 3, 4))
+        root = b._union(agent(*(b.fresh(b.names) for _ in range(size))), entity, 0, cfg.depth, None)
+    else:
+        root = b.node(entity, 0, cfg.depth, forbid=frozenset(("union",)))
+    main = _shift(root.steps)
     goal = main[-1].theorem
-    if len(goal.agent) != 1:
-        return None  # possessives need one goal name
     main_axioms = _axioms(main)
     n_trees = {"none": 0, "axiom": 1, "tree": 1, "trees": cfg.n_trees}[irrelevant]
     trees: list[tuple[list[Atom], frozenset[str], str]] = []  # axioms, root names, entity
+    # the paper's distractors: counts, comparisons and transfers (no rates, no compeq)
+    b.cfg = replace(cfg, rule_weights=DISTRACTOR_RULES)
     for _ in range(n_trees):
-        depth = 0 if irrelevant == "axiom" else rng.randint(1, cfg.depth)
-        b.transfers = depth > 0  # a lone transfer has no count to change
         entity = b.fresh(b.entities)
-        sub = b.node(entity, 0, depth)
-        steps = _shift(sub.steps)
-        tree = [x for x in _axioms(steps) if x not in main_axioms]
-        trees.append((tree, frozenset(steps[-1].theorem.agent), entity))
+        if irrelevant == "axiom":
+            tree = [_lone_axiom(b, entity)]
+            root_names = frozenset(tree[0].agent if isinstance(tree[0], Cont) else ())
+            if isinstance(tree[0], Comp):
+                root_names = frozenset(tree[0].more)
+            elif isinstance(tree[0], Transfer):
+                root_names = frozenset(tree[0].receiver)
+        else:
+            sub = b.node(entity, 0, rng.randint(1, cfg.depth))
+            steps = _shift(sub.steps)
+            tree = [x for x in _axioms(steps) if x not in main_axioms]
+            root_names = frozenset(steps[-1].theorem.agent)
+        trees.append((tree, root_names, entity))
+    b.cfg = cfg
     b.transfers = True
     maps = _paired_maps(trees, goal, rng)
     extra = [x for t, _, _ in trees for x in t]

@@ -165,6 +165,10 @@ def test_paired_conditions_differ_only_in_names_and_entities(irrelevant, pid):
                 assert x == y  # the goal's own axioms are untouched
         irrelevant_axioms = [x for x, r in zip(p.program.axioms, p.relevant, strict=True) if not r]
         assert irrelevant_axioms
+        # the paper's distractor types: counts, comparisons and transfers only
+        assert {x.pred for x in irrelevant_axioms} <= {"cont", "comp", "transfer"}
+        if irrelevant == "axiom":
+            assert len(irrelevant_axioms) == 1
         mentions_goal = [
             any(n == g or n.startswith(f"{g}'s ") for n in names_of(x)) for x in irrelevant_axioms
         ]
