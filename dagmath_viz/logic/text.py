@@ -4,7 +4,9 @@ This reads the sentences of the efficiency paper's own generator (rycolab/reason
 its "extended" and MathGAP v1 templates) and the proofs written in its style:
 
 - containers: "X has / owns / possesses N E."; "A, B and C together have N E.";
-- comparisons: "X has N E more / less / fewer than Y." and "X has N more / fewer E than Y.";
+- comparisons: "X has N E more / less / fewer than Y.", "X has N more / fewer E than Y.",
+  and MathGAP v1's "If we take away N E from X, then X has as many E as Y.", "The number of
+  E X has exceeds the number of E Y has by N.", "X's number of E exceeds Y's by N.";
 - comparisons of differences: "The number of E that A has more than B is the same as (or is
   equal to) the difference between (or in) the number of E that C has compared to D.";
 - transfers: "R then gets / receives N more E from S.", "R then gets another N E from S.",
@@ -139,6 +141,24 @@ _STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("same", _p(rf"(?P<a>{_NAME}) {_HAS} as many (?P<e>{_ENT}) as (?P<b>{_NAME})")),
+    (
+        "exceeds",
+        _p(
+            rf"If we take away (?P<d>{_NUM}) (?P<e>{_ENT}) from (?P<a>{_NAME}), then (?P=a) has as"
+            rf" many (?P=e) as (?P<b>{_NAME})(?: has (?P=e))?"
+        ),
+    ),
+    (
+        "exceeds",
+        _p(
+            rf"[Tt]he number of (?P<e>{_ENT}) (?P<a>{_NAME}) has exceeds the number of (?P=e)"
+            rf" (?P<b>{_NAME}) has by (?P<d>{_NUM})"
+        ),
+    ),
+    (
+        "exceeds",
+        _p(rf"(?P<a>{_NAME})'s number of (?P<e>{_ENT}) exceeds (?P<b>{_NAME})'s by (?P<d>{_NUM})"),
+    ),
     ("cont", _p(rf"(?P<a>{_NAME}) {_HAS} (?P<q>{_NUM}) (?P<e>{_ENT})")),
     (
         "get",
@@ -222,6 +242,8 @@ def _build(st: _Statement, t: int, entities: set[str]) -> Atom:
         return comparison(_names(g["a"]), _names(g["b"]), g["e"], d, t)
     if kind == "same":
         return comparison(_names(g["a"]), _names(g["b"]), g["e"], 0, t)
+    if kind == "exceeds":
+        return comparison(_names(g["a"]), _names(g["b"]), g["e"], int(g["d"]), t)
     if kind == "compeq":
         if g["e"] != g["e2"]:
             raise TextError("a comparison of differences across two entities is not supported")

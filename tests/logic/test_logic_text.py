@@ -83,6 +83,22 @@ def test_compeq_rate_and_other_transfer_forms():
     assert solve_text(text).answer == 20
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "If we take away 4 cards from Bo, then Bo has as many cards as Ann.",
+        "The number of cards Bo has exceeds the number of cards Ann has by 4.",
+        "Bo's number of cards exceeds Ann's by 4.",
+        "Bo has 4 more cards than Ann.",
+        "Ann has 4 cards fewer than Bo.",
+        "Ann has 4 fewer cards than Bo.",
+    ],
+)
+def test_comparison_phrasings(sentence):
+    text = f"Ann has 6 cards. {sentence} How many cards does Bo have?"
+    assert solve_text(text).answer == 10
+
+
 def test_a_rate_follows_its_container_across_a_transfer():
     # timeless rates used to let the frame rule carry 3 × 4 = 12 past the transfer
     text = (
