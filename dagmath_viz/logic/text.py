@@ -62,6 +62,7 @@ __all__ = [
     "parse_problem",
     "parse_proof_text",
     "proof_sentences",
+    "say",
     "split_sentences",
 ]
 
@@ -456,6 +457,12 @@ def _read_proof_sentence(raw: str, entities: set[str]) -> ProofSentence:
     s = s[:1].upper() + s[1:] if s[:1].islower() and not s.startswith("the ") else s
     if len(s) > MAX_SENTENCE:
         return ProofSentence(raw, None)
+    st = _match_statement(s)
+    if st is not None:
+        try:
+            return ProofSentence(raw, _build(st, 0, entities))
+        except (ProgramError, ValueError):
+            pass
     for kind, rx in _PROOF_EXTRA:
         m = rx.fullmatch(s)
         if m is None:
@@ -469,12 +476,6 @@ def _read_proof_sentence(raw: str, entities: set[str]) -> ProofSentence:
         except (ProgramError, ValueError):
             continue
         return ProofSentence(raw, atom)
-    st = _match_statement(s)
-    if st is not None:
-        try:
-            return ProofSentence(raw, _build(st, 0, entities))
-        except (ProgramError, ValueError):
-            pass
     return ProofSentence(raw, None)
 
 
@@ -506,3 +507,57 @@ def stated(atom: Atom) -> tuple:
     if isinstance(atom, Transfer):
         return ("transfer", atom.giver, atom.receiver, atom.entity, atom.amount)
     return ("rate", atom.agent, atom.entity, atom.container, atom.rate)
+
+
+# --- saying theorems in the authors' style --------------------------------------------------
+
+
+def _list(a: Agent) -> str:
+    return a[0] if len(a) == 1 else ", ".join(a[:-1]) + " and " + a[-1]
+
+
+def say(atom: Atom, program: Program) -> str:
+    """One sentence for a theorem, in the authors' templates (read back by this module).
+
+    Example:
+        >>> from dagmath_viz.logic.program import Query
+        >>> say(Cont(("Ann",), "granola bars", 4), Program((), Query(("Ann",), "x")))
+        'Ann has 4 granola bars.'
+    """
+    if isinstance(atom, Cont):
+        q = program.query
+        if len(atom.agent) > 1 and atom.agent == q.agent and atom.entity == q.entity:
+            return (
+                f"If {_list(atom.agent)} sum up the {atom.entity} that they have, they have"
+                f" {atom.quantity} in total."
+            )
+        if len(atom.agent) > 1:
+            return f"{_list(atom.agent)} together have {atom.quantity} {atom.entity}."
+        return f"{atom.agent[0]} has {atom.quantity} {atom.entity}."
+    if isinstance(atom, Comp):
+        return f"{_list(atom.more)} has {atom.diff} {atom.entity} more than {_list(atom.less)}."
+    if isinstance(atom, CompEq):
+        a, b, c, d = (_list(x) for x in (atom.a, atom.b, atom.c, atom.d))
+        return (
+            f"The number of {atom.entity} that {a} has more than {b} is the same as the"
+            f" difference between the number of {atom.entity} that {c} has compared to {d}."
+        )
+    if isinstance(atom, Transfer):
+        side = dict(program.one_sided).get(atom, "receiver")
+        g, r, e, d = _list(atom.giver), _list(atom.receiver), atom.entity, atom.amount
+        if side == "receiver":
+            return (
+                f"{r} then gets {d} more {e}."
+                if g == NOBODY
+                else (f"{r} then gets {d} more {e} from {g}.")
+            )
+        return f"{g} then loses {d} {e}." if r == NOBODY else f"{g} then donates {d} {e} to {r}."
+    c = atom.container
+    one = (
+        c[:-3] + "y"
+        if c.endswith("ies")
+        else c[:-2]
+        if c.endswith(("xes", "ches", "shes"))
+        else c[:-1]
+    )
+    return f"{_list(atom.agent)} possesses {atom.rate} {atom.entity} per {one}."

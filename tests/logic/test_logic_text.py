@@ -318,3 +318,27 @@ def test_a_question_about_a_difference():
         }
     )
     assert out["correct"] and out["answer"] == 7
+
+
+def test_every_shortest_proof_scores_one_and_a_detour_less(mathgap):
+    """Property on the authors' 155 problems: their shortest proof, said in their templates,
+    is an exact match with efficiency 1; one irrelevant axiom more gives |S| / (|S| + 1)."""
+    from dagmath_viz.logic.modelproofs import _statements
+    from dagmath_viz.logic.text import say, stated
+
+    for r in mathgap:
+        solved = solve_text(r["text"])
+        program = solved.parsed.program
+        steps = _statements(solved.proof)
+        proof = " ".join(say(x, program) for x in steps)
+        out = score_proof_record({"id": r["id"], "text": r["text"], "proof": proof})
+        assert out["correct"], r["id"]
+        assert out["efficiency"] == 1.0 and out["exact_match"] is True, r["id"]
+        used = {stated(x) for x in steps}
+        extra = [x for x in program.axioms if stated(x) not in used]
+        if extra:
+            detour = say(extra[0], program) + " " + proof
+            out = score_proof_record({"id": r["id"], "text": r["text"], "proof": detour})
+            n = len(steps)
+            assert out["efficiency"] == pytest.approx(n / (n + 1)), r["id"]
+            assert out["recall"] == 1.0 and out["exact_match"] is False
