@@ -183,15 +183,16 @@ def reference_orders(solved: Solved) -> dict[str, list[tuple]]:
             by_premise[p].append(i)
 
     def walk(bfs: bool) -> list[Atom]:
+        """Axioms in problem order; each conclusion once its last premise is visited."""
         need = [len(set(e.tail)) for e in edges]
         done: set[Atom] = set()
         order: list[Atom] = []
-        queue: deque[Atom] = deque()
-
-        def visit(x: Atom) -> None:
-            stack = [x]
-            while stack:
-                y = stack.pop()
+        agenda: deque[Atom] = deque(axioms if bfs else ())
+        for a in [None] if bfs else axioms:
+            if not bfs:
+                agenda.append(a)
+            while agenda:
+                y = agenda.popleft() if bfs else agenda.pop()
                 if y in done:
                     continue
                 done.add(y)
@@ -201,26 +202,7 @@ def reference_orders(solved: Solved) -> dict[str, list[tuple]]:
                     need[i] -= 1
                     if need[i] == 0:
                         ready.append(edges[i].head)
-                if bfs:
-                    queue.extend(ready)
-                else:
-                    stack.extend(reversed(ready))
-
-        if bfs:
-            queue.extend(axioms)
-            while queue:
-                y = queue.popleft()
-                if y in done:
-                    continue
-                done.add(y)
-                order.append(y)
-                for i in by_premise.get(y, ()):
-                    need[i] -= 1
-                    if need[i] == 0:
-                        queue.append(edges[i].head)
-        else:
-            for a in axioms:
-                visit(a)
+                agenda.extend(ready if bfs else reversed(ready))
         return order
 
     def dedup(atoms: list[Atom]) -> list[tuple]:
@@ -293,13 +275,14 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
     stated_keys: list[Any] = []  # P in order: a theorem key, or ("unmatched", text)
     matched_rows, unmatched = [], []
     final_answer = None
+    theorem_keys, in_shortest = set(by_key), set(shortest)
     for s in sentences:
         said = _ANSWER.search(s.text)
         if said is not None and s.atom is None:
             final_answer = int(said["n"])
             matched_rows.append({"text": s.text, "theorem": None, "ignored": True})
             continue
-        key = _match(s, set(by_key))
+        key = _match(s, theorem_keys)
         if key is None:
             if not _has_digit(s.text):
                 matched_rows.append({"text": s.text, "theorem": None, "ignored": True})
@@ -314,7 +297,7 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
                 "text": s.text,
                 "theorem": atom_to_dict(by_key[key]),
                 "key": key,
-                "in_shortest": key in set(shortest),
+                "in_shortest": key in in_shortest,
                 "axiom": key in axioms,
             }
         )

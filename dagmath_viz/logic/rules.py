@@ -315,6 +315,9 @@ class Chart:
         for g in (g for n in c.agent for g in self.groups_of.get(n, ())):
             if g in seen or not set(c.agent) < set(g):
                 continue
+            if self.program.tree_rules and g == self.program.query.agent:
+                if c.time != self.program.query.time:
+                    continue  # the question's total is asked at its time only
             seen.add(g)
             rest = frozenset(g) - frozenset(c.agent)
             for cover in self._covers(rest, c.entity, c.time):
@@ -340,7 +343,12 @@ class Chart:
             yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, earlier[-1]))
 
     def _category(self, c: Cont) -> Iterator[Hyperedge]:
-        """3 (across entities): each member's count of its own entity ⇒ the category total."""
+        """3 (across entities): each member's count of its own entity ⇒ the category total.
+
+        Only at the question's time: the total is what the question asks.
+        """
+        if c.time != self.program.query.time:
+            return
         parts = []
         for name, entity in self.program.parts:
             found = self.cont_at.get(((name,), entity, c.time))

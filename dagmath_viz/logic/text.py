@@ -453,8 +453,6 @@ class ProofSentence:
 
 def _read_proof_sentence(raw: str, entities: set[str]) -> ProofSentence:
     s = normalize(raw)
-    s = re.sub(r"^(?:So|Therefore|Thus|Hence),? (?=[a-z])", "", s)
-    s = s[:1].upper() + s[1:] if s[:1].islower() and not s.startswith("the ") else s
     if len(s) > MAX_SENTENCE:
         return ProofSentence(raw, None)
     st = _match_statement(s)
