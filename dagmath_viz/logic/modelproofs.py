@@ -44,6 +44,7 @@ from dagmath_viz.logic.text import (
     TextError,
     parse_problem,
     parse_proof_text,
+    say,
     stated,
 )
 
@@ -134,6 +135,9 @@ def _id(record: Mapping[str, Any]) -> Any:
 def solve_text_record(record: Mapping[str, Any]) -> dict[str, Any]:
     """``{"id", "text"}`` → ``{"id", "answer", "shortest_proof", "axioms", "irrelevant_axioms"}``.
 
+    ``shortest_proof`` is said in the authors' templates (so it scores 1 with
+    ``score-proofs``); ``shortest_proof_theorems`` lists the same theorems as atoms.
+
     A problem that cannot be read gives ``{"id", "error"}`` naming the sentence.
     """
     rid = _id(record)
@@ -156,7 +160,8 @@ def solve_text_record(record: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": rid,
         "answer": solved.answer,
-        "shortest_proof": [_say(x) for x in _statements(solved.proof)],
+        "shortest_proof": [say(x, program) for x in _statements(solved.proof)],
+        "shortest_proof_theorems": [_say(x) for x in _statements(solved.proof)],
         "axioms": len(program.axioms),
         "irrelevant_axioms": irrelevant,
     }
