@@ -76,7 +76,13 @@ class TextError(ProgramError):
 
 # --- lexical pieces ----------------------------------------------------------------------
 
-_NAME = r"[A-Z][\w\-]*(?:'s [a-z]+(?:-[a-z]+)*)?"
+_CAP = r"[A-ZÀ-ÖØ-Þ][\w\-]*"
+# A name: one or two capitalised words ("Dee Dee" is one of the authors' names), never a
+# connective ("So Pierce has ..."), possibly possessive ("Jory's aunt").
+_NAME = (
+    rf"(?!(?:So|Then|Therefore|Thus|Hence|Now|If|The|And|But|Finally|First|Next)\b){_CAP}"
+    rf"(?: {_CAP})?(?:'s [a-z]+(?:-[a-z]+)*)?"
+)
 _LIST = rf"{_NAME}(?:, {_NAME})*(?:,? and {_NAME})?"
 _ENT = r"[a-z][a-z\-]*(?: [a-z][a-z\-]*)*?"
 _NUM = r"\d+"

@@ -99,6 +99,17 @@ def test_comparison_phrasings(sentence):
     assert solve_text(text).answer == 10
 
 
+def test_two_word_and_accented_names_but_never_a_connective():
+    text = (
+        "Dee Dee has 4 pens. Zo\u00eb has 3 pens more than Dee Dee. "
+        "\u00c9lodie then gives 2 pens more to Zo\u00eb. How many pens does Zo\u00eb have?"
+    )
+    assert solve_text(text).answer == 9
+    sents = parse_proof_text("So Pierce has 23 waffles. Then Ann gets 2 more waffles from Bo.")
+    assert sents[0].atom == Cont(("Pierce",), "waffles", 23)
+    assert sents[1].atom == Transfer(("Bo",), ("Ann",), "waffles", 2)
+
+
 def test_a_rate_follows_its_container_across_a_transfer():
     # timeless rates used to let the frame rule carry 3 × 4 = 12 past the transfer
     text = (
