@@ -57,7 +57,7 @@ from dagmath_viz.logic.proofs import (
 )
 from dagmath_viz.logic.rules import Hyperedge, closure
 from dagmath_viz.logic.verbalize import verbalize, verbalize_question
-from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES, RELATIONS
+from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES, RELATIONS, TOPICS
 
 __all__ = [
     "IRRELEVANT",
@@ -578,6 +578,17 @@ GROUP_GOALS = 0.57
 DISTRACTOR_RULES = (("comp", 3.0), ("transfer", 1.0))
 
 
+def _topical(b: _Builder, goal_entity: str, used: set[str]) -> str:
+    """A distractor entity from the goal entity's topic, as the authors draw them (else any)."""
+    topic = next((t for t in TOPICS if goal_entity in t), ())
+    options = sorted(e for e in topic if e not in used)
+    if options:
+        return b.rng.choice(options)
+    while (e := b.fresh(b.entities)) in used:
+        pass
+    return e
+
+
 def _lone_axiom(b: _Builder, entity: str) -> Atom:
     """One irrelevant axiom: a count, a comparison or a transfer, with fresh names."""
     kind = b.rng.choice(("cont", "comp", "transfer"))
@@ -606,8 +617,12 @@ def _paired_attempt(
     trees: list[tuple[list[Atom], frozenset[str], str]] = []  # axioms, root names, entity
     # the paper's distractors: counts, comparisons and transfers (no rates, no compeq)
     b.cfg = replace(cfg, rule_weights=DISTRACTOR_RULES)
+    used = {x.entity for x in main_axioms} | {
+        x.container for x in main_axioms if isinstance(x, Rate)
+    }
     for _ in range(n_trees):
-        entity = b.fresh(b.entities)
+        entity = _topical(b, goal.entity, used)
+        used.add(entity)
         if irrelevant == "axiom":
             tree = [_lone_axiom(b, entity)]
             root_names = frozenset(tree[0].agent if isinstance(tree[0], Cont) else ())
