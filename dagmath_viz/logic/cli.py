@@ -77,8 +77,11 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _text_records(path: str) -> list[dict]:
-    """Lines of a JSONL file; a line that is not a JSON object becomes an error record."""
+def _text_records(path: str, run) -> list[dict]:
+    """Run ``run`` on each JSON object line of a file; a bad line becomes an error record.
+
+    Errors name the file and the line, so every input line has one output line.
+    """
     from pathlib import Path
 
     try:
@@ -92,17 +95,22 @@ def _text_records(path: str) -> list[dict]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            obj = {"id": None, "error": f"{path}: line {n}: not JSON: {exc.msg}"}
+            out.append({"id": None, "error": f"{path}: line {n}: not JSON: {exc.msg}"})
+            continue
         if not isinstance(obj, dict):
-            obj = {"id": None, "error": f"{path}: line {n}: expected a JSON object"}
-        out.append(obj)
+            out.append({"id": None, "error": f"{path}: line {n}: expected a JSON object"})
+            continue
+        rec = run(obj)
+        if "error" in rec:
+            rec["error"] = f"{path}: line {n}: {rec['error']}"
+        out.append(rec)
     return out
 
 
 def _solve_text(args: argparse.Namespace) -> int:
     from dagmath_viz.logic.modelproofs import solve_text_record
 
-    out = [r if "error" in r else solve_text_record(r) for r in _text_records(args.problems)]
+    out = _text_records(args.problems, solve_text_record)
     n = write_jsonl(args.output, out)
     bad = sum("error" in r for r in out)
     print(f"wrote {n} answers to {args.output} ({bad} unreadable)", file=sys.stderr)
@@ -112,7 +120,7 @@ def _solve_text(args: argparse.Namespace) -> int:
 def _score_proofs(args: argparse.Namespace) -> int:
     from dagmath_viz.logic.modelproofs import score_proof_record
 
-    out = [r if "error" in r else score_proof_record(r) for r in _text_records(args.proofs)]
+    out = _text_records(args.proofs, score_proof_record)
     n = write_jsonl(args.output, out)
     bad = sum("error" in r for r in out)
     print(f"wrote {n} scored proofs to {args.output} ({bad} unreadable)", file=sys.stderr)

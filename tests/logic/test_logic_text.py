@@ -293,6 +293,13 @@ def test_cli_score_proofs_and_solve_text(tmp_path, capsys):
     rows = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
     assert rows[0]["answer"] == 30 and rows[0]["axioms"] == 5
     assert rows[0]["irrelevant_axioms"] == ["Sibel has 41 waffles more than Pierce."]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "b", "text": "Ann flies 3 kites. How many?"}) + "\n")
+    assert main(["solve", "--text", str(bad), "-o", str(out)]) == 0
+    (row,) = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert (
+        row["id"] == "b" and "line 1: cannot read sentence 1: 'Ann flies 3 kites.'" in row["error"]
+    )
     assert main(["solve", "--text", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 1
     assert "cannot read" in capsys.readouterr().err
 
