@@ -61,7 +61,6 @@ __all__ = [
     "TextError",
     "parse_problem",
     "parse_proof_text",
-    "proof_sentences",
     "say",
     "split_sentences",
 ]
@@ -99,7 +98,7 @@ def _names(text: str) -> Agent:
 
 
 def normalize(sentence: str) -> str:
-    """Straight apostrophes, single spaces, no trailing period, no leading connective."""
+    """Straight apostrophes, single spaces, no markdown bold, no trailing period."""
     s = sentence.replace("\u2019", "'").replace("\u2018", "'")
     s = " ".join(s.split())
     s = s.rstrip(".!").strip()
@@ -489,11 +488,6 @@ def parse_proof_text(text: str, entities: Iterable[str] = ()) -> list[ProofSente
         return []
     known = set(entities)
     return [_read_proof_sentence(s, known) for s in split_sentences(text)]
-
-
-def proof_sentences(text: str) -> list[str]:
-    """The sentences :func:`parse_proof_text` reads, in order."""
-    return split_sentences(text) if isinstance(text, str) else []
 
 
 def stated(atom: Atom) -> tuple:
