@@ -17,6 +17,7 @@ import reprlib
 from typing import Any
 
 __all__ = [
+    "count_formulas",
     "escape_markdown",
     "math_markdown",
     "normalise_statement",
@@ -117,3 +118,12 @@ def short_repr(value: Any, limit: int = 100) -> str:
     except Exception:  # noqa: BLE001 - e.g. an int too long to print; any value gets a name
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def count_formulas(text: str) -> int:
+    """How many ``$...$`` / ``$$...$$`` formulas :func:`math_markdown` would typeset.
+
+    >>> count_formulas("costs $5 and $x^2$ or $$y$$")
+    2
+    """
+    return sum(1 for _ in _MATH.finditer(text))

@@ -86,3 +86,18 @@ def test_ordinary_right_to_left_text_is_kept():
     from dagmath_viz.text import reveal_bidi
 
     assert reveal_bidi("שלום مرحبا") == "שלום مرحبا"
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("no math", 0),
+        ("costs $5 and $6", 0),  # no closing pair: two stray dollars
+        ("$a$ and $$b$$", 2),
+        ("$x^2$ costs \\$5", 1),  # an escaped dollar is no delimiter
+    ],
+)
+def test_count_formulas(text, count):
+    from dagmath_viz.text import count_formulas
+
+    assert count_formulas(text) == count
