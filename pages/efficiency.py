@@ -34,11 +34,11 @@ def _records(path: str) -> list[dict]:
     return read_jsonl(path)
 
 
-def _uploaded(problems_file, proofs_file) -> tuple[list[dict], list[dict]]:
-    """Both uploads, stored through the app's one upload path and read as records."""
-    upload = common.stored_upload([problems_file, proofs_file], "gsm")
+def _read_uploads(files: list, slot: str) -> list[list[dict]]:
+    """Uploads stored through the app's one upload path, each read as JSONL records."""
+    upload = common.stored_upload(files, slot)
     records = []
-    for name, path in zip((problems_file.name, proofs_file.name), upload.paths, strict=True):
+    for name, path in zip((f.name for f in files), upload.paths, strict=True):
         if path is None:
             why = "; ".join(i.message for i in upload.issues) or "not stored"
             raise InputError(f"{name}: {why}")
@@ -46,6 +46,17 @@ def _uploaded(problems_file, proofs_file) -> tuple[list[dict], list[dict]]:
             records.append(read_jsonl(path))
         except InputError as exc:  # name the upload, not the private folder it sits in
             raise InputError(str(exc).replace(str(path), name)) from None
+    return records
+
+
+def _uploaded(upload) -> list[dict]:
+    """One uploaded JSONL file's records (the scored model proofs)."""
+    return _read_uploads([upload], "gsm-scored")[0]
+
+
+def _uploaded_pair(problems_file, proofs_file) -> tuple[list[dict], list[dict]]:
+    """Problems and proofs uploaded together; records the page cannot show are named."""
+    records = _read_uploads([problems_file, proofs_file], "gsm")
     problems, proofs, skipped = check_efficiency_records(
         records[0], records[1], problems_file.name, proofs_file.name
     )
@@ -60,7 +71,7 @@ def _uploaded(problems_file, proofs_file) -> tuple[list[dict], list[dict]]:
 
 try:
     if up_problems and up_proofs:
-        (problems, proofs), source = _uploaded(up_problems, up_proofs), "uploaded"
+        (problems, proofs), source = _uploaded_pair(up_problems, up_proofs), "uploaded"
     else:
         problems = _records(str(GSM / "problems.jsonl"))
         proofs = _records(str(GSM / "proofs.jsonl"))

@@ -221,8 +221,10 @@ class _FakeUpload:
         return self._data
 
 
-def _efficiency_with(monkeypatch, problems: bytes, proofs: bytes) -> AppTest:
-    """The Efficiency page with both of its uploaders given these files."""
+def _efficiency_with(
+    monkeypatch, problems: bytes, proofs: bytes, scored: bytes | None = None
+) -> AppTest:
+    """The Efficiency page with its uploaders given these files."""
     import streamlit
 
     def uploader(label, *args, **kwargs):
@@ -230,6 +232,8 @@ def _efficiency_with(monkeypatch, problems: bytes, proofs: bytes) -> AppTest:
             return _FakeUpload("problems.jsonl", problems)
         if label.startswith("proofs"):
             return _FakeUpload("proofs.jsonl", proofs)
+        if label.startswith("scored") and scored is not None:
+            return _FakeUpload("scored.jsonl", scored)
         return None
 
     monkeypatch.setattr(streamlit, "file_uploader", uploader)
@@ -288,3 +292,15 @@ def test_efficiency_reruns_leave_no_new_folder(monkeypatch):
         _run(at)
     assert sorted(p for p in root.rglob("*") if p.is_dir()) == before
     assert any("uploaded" in c.value for c in at.caption)
+
+
+def test_a_bad_scored_proofs_upload_is_named_by_its_file(monkeypatch):
+    """The model-proofs uploader goes through the same store; its error names the upload,
+    never the private folder it was stored in."""
+    problems, proofs = (_GSM / "problems.jsonl").read_bytes(), (_GSM / "proofs.jsonl").read_bytes()
+    at = _efficiency_with(monkeypatch, problems, proofs, scored=b"{not json\n")
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("Could not read the scored proofs: scored.jsonl: line 1" in e for e in errors), (
+        errors
+    )
+    assert not any("dagmath-viz-uploads" in e for e in errors)
