@@ -549,8 +549,16 @@ def simulate_samples(
 
 
 def dump_json(obj: Any) -> str:
-    """The canonical text of a written file: 2-space indent, UTF-8 text, trailing newline."""
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    """The canonical text of a written file: UTF-8 text, trailing newline.
+
+    A list is written one item per line (``[``, the items, ``]``): compact enough that the
+    bundled sample data stays small, and a diff still shows which sample changed. Anything
+    else is one line.
+    """
+    if isinstance(obj, list) and obj:
+        items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in obj)
+        return f"[\n{items}\n]\n"
+    return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
 def _safe_part(value: str, what: str) -> str:
