@@ -20,8 +20,8 @@ file that differs from, or is missing in, the built folders.
 from __future__ import annotations
 
 import argparse
-import json
 import filecmp
+import json
 import random
 import sys
 import tempfile
@@ -33,6 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: use this repository's package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dagmath_viz.bundled import MARKER_NAME  # noqa: E402
 from dagmath_viz.schema import DagMathError  # noqa: E402
 from dagmath_viz.simulate import (  # noqa: E402
     Policy,
@@ -72,9 +73,6 @@ SAMPLES_PER_PROBLEM = 12
 #: Task DAGs are written as ``problem_<id>.taskdag``: JSON in the gold layout, under a
 #: suffix that ``dagmath score`` and the app skip, so they are never read as a model's run.
 TASK_DAG_SUFFIX = ".taskdag"
-#: The marker file that says "this folder is the bundled simulated sample set"
-#: (``dagmath_viz.bundled.is_bundled_sample`` reads it).
-MARKER_NAME = "SIMULATED_SAMPLE_DATA.txt"
 
 
 @dataclass(frozen=True, slots=True)
