@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["BUNDLED_NOTICE", "MARKER_NAME", "is_bundled_sample"]
+__all__ = ["BUNDLED_NOTICE", "MARKER_NAME", "bundled_notice", "is_bundled_sample"]
 
 MARKER_NAME = "SIMULATED_SAMPLE_DATA.txt"
 BUNDLED_NOTICE = (
@@ -41,3 +41,11 @@ def is_bundled_sample(paths: Iterable[str | Path]) -> bool:
         if any(_holds_marker(f) for f in folders[:12]):  # a bounded walk up the tree
             return True
     return False
+
+
+def bundled_notice(paths: Iterable[str | Path]) -> str | None:
+    """:data:`BUNDLED_NOTICE` when ``paths`` hold the bundled sample set, else None.
+
+    A page shows it in one line: ``if note := bundled_notice([corpus.label]): st.info(note)``.
+    """
+    return BUNDLED_NOTICE if is_bundled_sample(paths) else None
