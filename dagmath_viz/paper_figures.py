@@ -148,12 +148,13 @@ def shift_figure(shift: pd.DataFrame) -> go.Figure:
     if "dataset" in long:
         long["dataset"] = _safe(long["dataset"])
     fig = px.scatter(
-        long, x="gap", y="shift", color="model", facet_col="statistic", facet_col_wrap=5,
-        symbol="dataset" if "dataset" in long else None,
-        labels={"gap": "gap Δ = PASS@1 − R̂", "shift": "mean(Perfect) − mean(Correct)"},
-        title="Correct → Perfect shift of each graph statistic against the gap (Appendix F)",
+        long, x="gap", y="shift", color="model", facet_col="statistic", facet_col_wrap=3,
+        symbol="dataset" if "dataset" in long else None, facet_row_spacing=0.14,
+        labels={"gap": "gap Δ", "shift": "shift"},
+        title="Correct → Perfect shift (mean over Perfect − mean over Correct) against the gap "
+        "Δ = PASS@1 − R̂ (Appendix F)",
     )  # fmt: skip
-    fig.update_layout(**_LAYOUT)
+    fig.update_layout(**_LAYOUT, height=620)
     fig.update_xaxes(tickformat=".0%")
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))

@@ -46,9 +46,10 @@ for col in shown.columns:
     if col.endswith(("_mean", "_std")):
         shown[col] = shown[col].map(tables.format_percent)
 shown["ratio"] = spread["ratio"].round(1)
-st.dataframe(
-    shown.rename(columns={"ratio": "std PASS@1 / std R̂"}), hide_index=True, width="stretch"
-)
+labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
+for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
+    labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}
+st.dataframe(shown.rename(columns=labels), hide_index=True, width="stretch")
 common.download(spread, "model_spread.csv", "Download the spread (CSV, fractions)")
 
 st.subheader("By difficulty group")

@@ -34,7 +34,7 @@ HOSTILE = [
 ]
 README_SHOT = REPO_ROOT / "docs" / "trajectory.png"
 # An imperfect simulated trajectory with two dead ends: a readable README picture.
-README_QUERY = "?model=sim-focus-1.6&dataset=arith-word&problem=101&sample=0"
+README_QUERY = "?model=sim-focus-2.4-aversion-1&dataset=arith-word&problem=110&sample=1"
 
 
 def _hostile(i: int) -> str:
