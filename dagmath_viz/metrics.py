@@ -64,11 +64,15 @@ def scored_only(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["final_correct"].notna()]
 
 
-def per_problem(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model, dataset, problem): n, c, pass_at_1, prr, auc, difficulty."""
+def per_problem(df: pd.DataFrame, extra_key: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per (model, dataset, problem): n, c, pass_at_1, prr, auc, difficulty.
+
+    ``extra_key`` columns (e.g. a group code) are added in front of the problem key.
+    """
+    key = [*extra_key, *PROBLEM_KEY]
     s = scored_only(df)
     if s.empty:
-        cols = [*PROBLEM_KEY, "n", "c", "pass_at_1", "prr", "auc", "difficulty"]
+        cols = [*key, "n", "c", "pass_at_1", "prr", "auc", "difficulty"]
         return pd.DataFrame(columns=cols)
     correct = s["final_correct"].astype(bool)
     frame = pd.DataFrame({
@@ -77,8 +81,9 @@ def per_problem(df: pd.DataFrame) -> pd.DataFrame:
         "perfect": (correct & s["closed"].astype(bool)).astype(float),
         "weighted_r": correct * s["closeness_rate"].astype(float),
         "difficulty": s["difficulty"],
+        **{k: s[k] for k in extra_key},
     })  # fmt: skip
-    grouped = frame.groupby(PROBLEM_KEY, sort=True)
+    grouped = frame.groupby(key, sort=True)
     out = grouped.agg(
         n=("correct", "size"),
         c=("correct", "sum"),
@@ -121,16 +126,17 @@ def auc_curve(
     problem = s.groupby(problem_cols, sort=False, dropna=False).ngroup().to_numpy()
     n_x = np.bincount(problem)[problem]
     if by:
-        group_codes = s.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
-        keys = s[by].drop_duplicates().sort_values(by).reset_index(drop=True)
-        keys = s.groupby(by, sort=True, dropna=False).size().reset_index()[by]
+        grouped = s.groupby(by, sort=True, dropna=False)
+        group_codes = grouped.ngroup().to_numpy()
+        keys = grouped.size().reset_index()[by]
     else:
         group_codes = np.zeros(len(s), dtype=int)
         keys = pd.DataFrame(index=[0])
     n_groups = int(group_codes.max()) + 1
-    # problems per group: distinct (group, problem) pairs
-    pairs = np.unique(np.stack([group_codes, problem]), axis=1)
-    problems_in_group = np.bincount(pairs[0], minlength=n_groups)
+    # a problem's key includes the group's columns, so each problem lies in one group
+    group_of_problem = np.zeros(int(problem.max()) + 1, dtype=int)
+    group_of_problem[problem] = group_codes
+    problems_in_group = np.bincount(group_of_problem, minlength=n_groups)
     weight = correct / n_x / problems_in_group[group_codes]
     n_t = len(taus)
     acc = np.zeros((n_groups, n_t + 1))
@@ -339,25 +345,40 @@ def _ks(per_prob: pd.DataFrame) -> list[int]:
 
 
 def summarise(
-    df: pd.DataFrame, by: Sequence[str] = ("model", "dataset"), n_boot: int = 0, seed: int = 0
+    df: pd.DataFrame,
+    by: Sequence[str] = ("model", "dataset"),
+    n_boot: int = 0,
+    seed: int = 0,
+    cohorts: bool = True,
 ) -> list[dict]:
     """The aggregates of ``dagmath report``, one dict per group (sorted by the group).
 
     Keys: the ``by`` columns, n_problems, n_trajectories, n_scored, pass_at_1, r_hat, gap,
-    auc, pass_at_k, class_counts, cohort_stats, small_sample (fewer than
-    :data:`SMALL_SAMPLE` problems); with ``n_boot`` > 0 also pass_at_1_ci, r_hat_ci and
-    auc_ci ([low, high] Student-t intervals over problems, :func:`mean_interval`).
+    auc, pass_at_k, class_counts, small_sample (fewer than :data:`SMALL_SAMPLE` problems),
+    cohort_stats (unless ``cohorts`` is false); with ``n_boot`` > 0 also pass_at_1_ci,
+    r_hat_ci and auc_ci ([low, high] intervals over problems, :func:`mean_interval`).
     ``n_boot`` only switches the intervals on or off (they are no longer a bootstrap).
+
+    The per-problem table is computed once for all groups (one grouping by group and
+    problem), not once per group.
     """
     by = list(by)
     results = []
-    groups = df.groupby(by, sort=True, dropna=False) if by else [((), df)]
-    for key, part in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        pp = per_problem(part)
-        row = dict(zip(by, key, strict=True))
-        row.update(_group_metrics(part, pp, n_boot, seed))
-        results.append(row)
+    if by:
+        grouped = df.groupby(by, sort=True, dropna=False)
+        codes = grouped.ngroup()
+        # split the per-problem table by group code: NaN keys cannot be looked up by value
+        pp_all = per_problem(df.assign(_group=codes.to_numpy()), extra_key=["_group"])
+        pp_by_code = dict(tuple(pp_all.groupby("_group", sort=False)))
+        empty = pp_all.iloc[0:0]
+        for code, (key, part) in enumerate(grouped):
+            key = key if isinstance(key, tuple) else (key,)
+            pp = pp_by_code.get(code, empty)
+            row = dict(zip(by, key, strict=True))
+            row.update(_group_metrics(part, pp, n_boot, seed, cohorts))
+            results.append(row)
+        return results
+    results.append(_group_metrics(df, per_problem(df), n_boot, seed, cohorts))
     return results
 
 
@@ -365,7 +386,9 @@ def _mean(series: pd.Series) -> float | None:
     return float(series.mean()) if len(series) else None
 
 
-def _group_metrics(part: pd.DataFrame, pp: pd.DataFrame, n_boot: int, seed: int) -> dict:
+def _group_metrics(
+    part: pd.DataFrame, pp: pd.DataFrame, n_boot: int, seed: int, cohorts: bool = True
+) -> dict:
     pass1, r_hat = _mean(pp["pass_at_1"]), _mean(pp["prr"])
     counts = part["class"].value_counts()
     out = {
@@ -386,9 +409,10 @@ def _group_metrics(part: pd.DataFrame, pp: pd.DataFrame, n_boot: int, seed: int)
             for k in _ks(pp)
         },
         "class_counts": {c: int(counts.get(c, 0)) for c in CLASSES},
-        "cohort_stats": cohort_stats(part),
         "small_sample": len(pp) < SMALL_SAMPLE,
     }
+    if cohorts:
+        out["cohort_stats"] = cohort_stats(part)
     if n_boot > 0:
         for name, col in (("pass_at_1", "pass_at_1"), ("r_hat", "prr"), ("auc", "auc")):
             ci = mean_interval(pp[col])

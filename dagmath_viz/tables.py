@@ -47,7 +47,7 @@ def leaderboard(
     rows = []
     by = list(by)
     df = grouping_frame(df, by)
-    for s in summarise(df, by=by, n_boot=n_boot, seed=seed):
+    for s in summarise(df, by=by, n_boot=n_boot, seed=seed, cohorts=False):
         row = {k: s[k] for k in by}
         row.update(
             n_problems=s["n_problems"],
