@@ -12,6 +12,7 @@ from dagmath_viz.schema import CLASSES, COHORTS
 __all__ = [
     "CLOSENESS_BINS",
     "REPORT_TABLES",
+    "answers_before_final_step",
     "by_difficulty",
     "class_counts_table",
     "closeness_accuracy",
@@ -339,3 +340,33 @@ def report_table(df: pd.DataFrame, table: str, by: Sequence[str], n_boot: int = 
     if table == "closeness":
         return closeness_accuracy(df, by=by)
     return correct_to_perfect_shift(df, by=by)
+
+
+def answers_before_final_step(
+    df: pd.DataFrame, trajectories: Sequence | None = None
+) -> tuple[int, int] | None:
+    """How many trajectories took their answer from a step before the final one.
+
+    DEFINITIONS.md §1: with no ``\\boxed{}`` in the final step, the answer is the last box of
+    the latest earlier step, and the scored record's ``answer_step`` names that step's id.
+    A row counts when ``answer_step`` is set and differs from its final step's id. The
+    final step's id comes from the row's trajectory (``trajectories``, aligned with the
+    rows, as :class:`dagmath_viz.corpus.Corpus` holds them); rows without one are not
+    known and left out.
+
+    Returns:
+        (count, rows known), or None when the data have no ``answer_step`` column (scored
+        before the answer rule existed).
+    """
+    if "answer_step" not in df.columns:
+        return None
+    count = known = 0
+    steps = df["answer_step"].tolist()
+    trajs = list(trajectories) if trajectories is not None else [None] * len(steps)
+    for answer_step, traj in zip(steps, trajs, strict=True):
+        if traj is None or not getattr(traj, "steps", None):
+            continue
+        known += 1
+        if answer_step is not None and not pd.isna(answer_step):
+            count += answer_step != traj.steps[-1].step_id
+    return count, known

@@ -34,6 +34,15 @@ if board["small_sample"].any():
 st.dataframe(tables.leaderboard_display(board), hide_index=True, width="stretch")
 common.download(board, "leaderboard.csv", "Download the leaderboard (CSV, fractions)")
 
+early = common.derived(
+    "answers_before_final", lambda: tables.answers_before_final_step(df, corpus.trajectories)
+)
+if early is not None and early[1]:
+    st.caption(
+        f"{early[0]:,} of {early[1]:,} trajectories took their answer from a step before the "
+        "final one (no \\boxed{} in the final step; DEFINITIONS.md §1)."
+    )
+
 st.subheader("PASS@1 against R̂ across models")
 st.caption(
     "The paper's headline: PASS@1 varies a lot across models while R̂ barely moves. "

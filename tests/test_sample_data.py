@@ -55,11 +55,6 @@ def test_rebuild_is_byte_for_byte_identical(tmp_path: Path) -> None:
         fresh, committed = tree(tmp_path / folder), tree(ROOT / folder)
         assert sorted(fresh) == sorted(committed), folder
         assert [rel for rel in fresh if fresh[rel] != committed[rel]] == [], folder
-    assert build.check(ROOT) == []
-
-
-def test_script_check_passes() -> None:
-    assert build.main(["--check"]) == 0
 
 
 def test_cli_with_the_documented_seed_reproduces_a_committed_file(tmp_path: Path) -> None:

@@ -260,3 +260,21 @@ def test_report_by_model_and_difficulty_group_on_the_command_line(tmp_path, caps
     assert [line.split(",")[1] for line in lines[1:]] == ["1", "2"]
     assert main(["report", str(scored), "--table", "spread", "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("dataset,n_models,")
+
+
+def test_answers_before_final_step() -> None:
+    from dagmath_viz.schema import Step, Trajectory
+    from dagmath_viz.tables import answers_before_final_step
+
+    def traj(ids):
+        return Trajectory(
+            model="m", dataset="d", problem_id="1", sample_id=0,
+            steps=tuple(Step(i, (), "x") for i in ids),
+        )  # fmt: skip
+
+    # row 0: answer in the final step (id 3); row 1: in step 2 of 1..3 (counts);
+    # row 2: no box anywhere (None); row 3: no trajectory to compare with (unknown).
+    df = pd.DataFrame({"answer_step": [3, 2, None, 5]})
+    trajs = [traj([1, 2, 3]), traj([1, 2, 3]), traj([1, 2]), None]
+    assert answers_before_final_step(df, trajs) == (1, 3)
+    assert answers_before_final_step(pd.DataFrame({"x": [1]}), [None]) is None
