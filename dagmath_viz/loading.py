@@ -9,25 +9,40 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
+from dagmath_viz import jsonio
 from dagmath_viz.schema import CLASSES, InputError, LoadIssue, Step, Trajectory
 from dagmath_viz.text import short_repr
 from dagmath_viz.validation import step_name
 
 __all__ = [
     "ANSWER_FILE_NAMES",
+    "LAYOUTS",
     "AnswerKey",
+    "AnswerKeys",
+    "Discovery",
+    "FileContext",
+    "FileLoad",
+    "Layout",
     "LoadResult",
+    "discover",
+    "file_context",
+    "is_scored",
+    "layout_of",
     "load_answer_key",
+    "load_file",
     "load_paths",
     "parse_record",
+    "scored_fault",
+    "with_answers",
 ]
 
 ANSWER_FILE_NAMES = ("answers.json", "answers.jsonl", "answers.csv")
@@ -77,63 +92,9 @@ class LoadResult:
         return tuple(dict.fromkeys(i.file for i in self.issues if i.location == "file"))
 
 
-# --------------------------------------------------------------------------- JSON reading
-
-
-def _decode_error(exc: orjson.JSONDecodeError, data: bytes) -> str:
-    # orjson's message already says what failed; lineno/colno say where. Invalid UTF-8 is
-    # checked before parsing, so orjson then says "line 1, column 1": find the byte instead.
-    bad_byte = _utf8_fault(data)
-    if bad_byte:
-        return bad_byte
-    msg = str(exc).split(": line ")[0]
-    return f"line {exc.lineno}, column {exc.colno}: invalid JSON ({msg})"
-
-
-def _utf8_fault(data: bytes, first_line: int = 1) -> str | None:
-    """Where ``data`` stops being UTF-8 (line, column, the byte), or None when it is UTF-8."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        line = first_line + data.count(b"\n", 0, exc.start)
-        column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
-        return (
-            f"line {line}, column {column}: invalid JSON (not UTF-8: byte 0x{data[exc.start]:02x})"
-        )
-    return None
-
-
 def _json_type(value: Any) -> str:
     """The type of a JSON value as messages name it (``null`` for None)."""
     return "null" if value is None else type(value).__name__
-
-
-def read_json_documents(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:
-    """Yield (location, value) per JSON document: one for .json, one per line for .jsonl.
-
-    Raises:
-        InputError: the file (or one JSONL line, reported and skipped by the caller) is
-            not valid JSON; the message carries the line and column.
-    """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]  # a UTF-8 byte-order mark is harmless; strip it
-    if path.suffix.lower() == ".jsonl":
-        for lineno, line in enumerate(data.split(b"\n"), start=1):
-            if line.strip():
-                try:
-                    yield f"line {lineno}", orjson.loads(line)
-                except orjson.JSONDecodeError as exc:
-                    message = _utf8_fault(line, first_line=lineno) or (
-                        f"line {lineno}, column {exc.colno}: invalid JSON "
-                        f"({str(exc).split(': line ')[0]})"
-                    )
-                    yield f"line {lineno}", InputError(message)
-        return
-    try:
-        yield "", orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(_decode_error(exc, data)) from None
 
 
 # --------------------------------------------------------------------------- answer keys
@@ -166,17 +127,14 @@ def load_answer_key(path: str | Path) -> AnswerKey:
         InputError: the file cannot be read or has none of the accepted shapes.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read answers file ({exc.strerror})") from None
+    data = jsonio.read_bytes(path)
     key = AnswerKey()
     if path.suffix.lower() == ".csv":
         rows: Iterable[Any] = _csv_rows(path, data)
     else:
         rows = []
         try:
-            documents = list(read_json_documents(path, data))
+            documents = list(jsonio.documents(path, data))
         except InputError as exc:  # a .json file: the message has line and column, not the file
             raise InputError(f"{path}: {exc}") from None
         for _location, doc in documents:
@@ -222,8 +180,8 @@ def _csv_rows(path: Path, data: bytes) -> list[dict]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Context:
-    """What a file's place tells about its records."""
+class FileContext:
+    """What a file's place tells about its records (model, dataset, problem)."""
 
     file: str
     model: str | None  # from the official layout's grandparent folder
@@ -231,11 +189,13 @@ class _Context:
     problem_id: str | None  # from the file name
 
 
-def _context(path: Path) -> _Context:
+def file_context(path: Path) -> FileContext:
+    """The context of a record file: the official and gold names carry the problem id, the
+    official layout's grandparent folder the model, the parent folder the dataset."""
     official = _OFFICIAL.match(path.name)
     gold = _GOLD_NAME.match(path.name)
     pid = official.group(1) if official else (gold.group(1) if gold else None)
-    return _Context(
+    return FileContext(
         file=str(path),
         model=path.parent.parent.name if official and path.parent.parent.name else None,
         dataset=path.parent.name or "default",
@@ -303,10 +263,10 @@ def _text_field(item: dict, names: tuple[str, str], sid: Any, faults: list[str])
 
 
 def parse_record(
-    obj: Any, ctx_file: str, location: str, position: int, *, context: _Context | None = None
+    obj: Any, ctx_file: str, location: str, position: int, *, context: FileContext | None = None
 ) -> tuple[Trajectory | None, list[LoadIssue]]:
     """One JSON record -> a Trajectory (kept even when faulty) and the issues it raised."""
-    ctx = context or _Context(file=ctx_file, model=None, dataset="default", problem_id=None)
+    ctx = context or FileContext(file=ctx_file, model=None, dataset="default", problem_id=None)
     where = location or f"record {position + 1}"
     if not isinstance(obj, dict):
         return None, [
@@ -360,23 +320,49 @@ def _first_str(*values: Any) -> str | None:
     return None
 
 
-# --------------------------------------------------------------------------- files and folders
+# --------------------------------------------------------------------------- one file
 
 
-def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]]:
-    """Every trajectory (and pre-scored record) in one file, with the issues met."""
-    ctx = _context(path)
+class FileLoad(NamedTuple):
+    """What one file holds: trajectories, pre-scored records, and the issues met."""
+
+    trajectories: list[Trajectory]
+    scored: list[dict]
+    issues: list[LoadIssue]
+
+
+def load_file(path: Path) -> FileLoad:
+    """Every trajectory (and pre-scored record) in one file, with the issues met.
+
+    The file is read as its layout says (see :data:`LAYOUTS`); a file no layout claims is
+    read as JSON records.
+    """
+    path = Path(path)
+    layout = layout_of(path)
+    reader = layout.read if layout is not None and layout.read is not None else _read_records
+    return reader(path)
+
+
+def _read_records(path: Path) -> FileLoad:
+    """A file of JSON records: a list of samples, one object, JSONL, or scored JSONL."""
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return [], [], [LoadIssue(str(path), "file", f"cannot read ({exc.strerror})")]
+        data = jsonio.read_bytes(path)
+    except InputError as exc:
+        return FileLoad([], [], [LoadIssue(str(path), "file", _without_file(exc, path))])
+    if path.suffix.lower() == ".jsonl":
+        records = _scored_jsonl(data)
+        if records is not None:  # the app reads what `dagmath score` wrote: one parse
+            return FileLoad([], records, [])
+    try:
+        documents = list(jsonio.documents(path, data))
+    except InputError as exc:
+        return FileLoad([], [], [LoadIssue(str(path), "file", str(exc))])
+    if _unrecognised(documents):
+        return FileLoad([], [], [_not_a_trajectory_file(path)])
+    ctx = file_context(path)
     trajectories: list[Trajectory] = []
     scored: list[dict] = []
     issues: list[LoadIssue] = []
-    try:
-        documents = list(read_json_documents(path, data))
-    except InputError as exc:
-        return [], [], [LoadIssue(str(path), "file", str(exc))]
     position = 0
     for location, doc in documents:
         if isinstance(doc, InputError):
@@ -400,8 +386,8 @@ def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]
             )
             continue
         for where, record in records:
-            if isinstance(record, dict) and SCORED_FIELDS <= record.keys():
-                fault = _scored_fault(record)
+            if is_scored(record):
+                fault = scored_fault(record)
                 if fault:
                     issues.append(LoadIssue(str(path), where or "record", fault))
                 else:
@@ -412,7 +398,60 @@ def load_file(path: Path) -> tuple[list[Trajectory], list[dict], list[LoadIssue]
             position += 1
             if traj is not None:
                 trajectories.append(traj)
-    return trajectories, scored, issues
+    return FileLoad(trajectories, scored, issues)
+
+
+def _without_file(exc: InputError, path: Path) -> str:
+    return str(exc).removeprefix(f"{path}: ")
+
+
+#: Fields of which a trajectory record has at least one (a file of objects with none of
+#: them is some other JSON: a config, a problem statement, a chunk list).
+RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
+
+
+def _unrecognised(documents: list[jsonio.Document]) -> bool:
+    """True when every document is an object (or a list of objects) and none of those
+    objects looks like a trajectory record or a scored record."""
+    objects = []
+    for _location, doc in documents:
+        items = doc if isinstance(doc, list) else [doc]
+        if not all(isinstance(item, dict) for item in items):
+            return False
+        objects.extend(items)
+    return bool(objects) and not any(RECORD_MARKERS & item.keys() for item in objects)
+
+
+def _not_a_trajectory_file(path: Path) -> LoadIssue:
+    """The one issue a file in no known layout raises: nothing is read from it, and it
+    counts as no trajectory (neither loaded nor illegal)."""
+    return LoadIssue(str(path), "top level", "not a trajectory file: layout not recognised")
+
+
+def is_scored(record: Any) -> bool:
+    """True for a record written by ``dagmath score`` (it has :data:`SCORED_FIELDS`)."""
+    return isinstance(record, dict) and SCORED_FIELDS <= record.keys()
+
+
+def _scored_jsonl(data: bytes) -> list[dict] | None:
+    """Every record of JSONL data made of valid scored records only (parsed in one go,
+    several times faster than line by line), else None: the file is read line by line."""
+    lines = [line for line in jsonio.strip_bom(data).split(b"\n") if line.strip()]
+    if not lines:
+        return None
+    try:
+        records = orjson.loads(b"[" + b",".join(lines) + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    # one object per line (a line holding two values would make the counts differ)
+    if len(records) != len(lines):
+        return None
+    for record in records:
+        if type(record) is not dict or not SCORED_FIELDS <= record.keys():
+            return None
+        if scored_fault(record) is not None:
+            return None
+    return records
 
 
 _SCORED_NUMBERS = (
@@ -420,7 +459,7 @@ _SCORED_NUMBERS = (
 )  # fmt: skip
 
 
-def _scored_fault(record: dict) -> str | None:
+def scored_fault(record: dict) -> str | None:
     """Why a pre-scored record cannot be aggregated (validated here, once, at the edge)."""
     for name in ("model", "dataset", "problem_id"):
         if record.get(name) is None:
@@ -443,50 +482,274 @@ def _scored_fault(record: dict) -> str | None:
     return None
 
 
-def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[Path], list[LoadIssue]]:
-    """Data files and answer files under the given paths; refuses links leading outside.
+# --------------------------------------------------------------------------- Thought Anchors
 
-    A path given by name is the user's choice and read wherever it leads (a link
-    included); inside a folder, a link (to a file or a folder) that leads out of that
-    folder is refused and reported, so a results folder cannot make us read elsewhere.
+#: The dataset name of Thought Anchors trajectories (the source's problems are from MATH;
+#: its folders name the model and whether the solution is correct, not a dataset).
+THOUGHT_ANCHORS_DATASET = "thought-anchors"
+_TA_SOLUTION = re.compile(r"^(correct|incorrect)_base_solution$")
+_TA_PROBLEM = re.compile(r"^problem_(.+)$")
+_TA_COMPANIONS = ("problem.json", "base_solution.json")
+_LEVEL = re.compile(r"^\s*level\s+(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
+
+
+def _in_ta_folder(path: Path) -> bool:
+    return bool(_TA_PROBLEM.match(path.parent.name) and _TA_SOLUTION.match(path.parent.parent.name))
+
+
+def _is_ta_chunks(path: Path) -> bool:
+    return path.name == "chunks_labeled.json" and _in_ta_folder(path)
+
+
+def _is_ta_companion(path: Path) -> bool:
+    return path.name in _TA_COMPANIONS and _in_ta_folder(path)
+
+
+def _read_thought_anchors(path: Path) -> FileLoad:
+    """One Thought Anchors solution: ``chunks_labeled.json`` plus its ``problem.json``.
+
+    Chunks become steps: ``step_id`` is the chunk's ``chunk_idx`` (0-based, as the source
+    numbers them, so ids match its files), ``depends_on`` (indices written as text) the
+    parents, ``chunk`` the text, ``function_tags`` the step's tags. From ``problem.json``:
+    ``gt_answer`` is the reference answer, ``Level k`` the difficulty k, ``type`` the
+    domain, ``problem`` the problem text. The model is the folder above the
+    ``<correct|incorrect>_base_solution`` folder, the dataset :data:`THOUGHT_ANCHORS_DATASET`,
+    and the sample id 0 for the correct base solution, 1 for the incorrect one.
+    ``base_solution.json`` (the whole chain as one string) adds nothing the chunks lack.
     """
+    file = str(path)
+    try:
+        chunks = jsonio.read_json(path)
+    except InputError as exc:
+        return FileLoad([], [], [LoadIssue(file, "file", _without_file(exc, path))])
+    if not isinstance(chunks, list):
+        found = f"JSON {_json_type(chunks)} found, expected a list of chunks"
+        return FileLoad([], [], [LoadIssue(file, "top level", found)])
+    issues: list[LoadIssue] = []
+    problem: Any = {}
+    problem_file = path.parent / "problem.json"
+    try:
+        problem = jsonio.read_json(problem_file)
+    except InputError as exc:
+        issues.append(LoadIssue(str(problem_file), "file", _without_file(exc, problem_file)))
+    if not isinstance(problem, dict):
+        found = f"JSON {_json_type(problem)} found, expected an object"
+        issues.append(LoadIssue(str(problem_file), "top level", found))
+        problem = {}
+    faults: list[str] = []
+    steps = tuple(_ta_step(i, chunk, faults) for i, chunk in enumerate(chunks))
+    level = problem.get("level")
+    match = _LEVEL.match(level) if isinstance(level, str) else None
+    traj = Trajectory(
+        model=path.parent.parent.parent.name or "model",
+        dataset=THOUGHT_ANCHORS_DATASET,
+        problem_id=_TA_PROBLEM.match(path.parent.name).group(1),
+        sample_id=0 if path.parent.parent.name.startswith("correct") else 1,
+        steps=steps,
+        problem_text=_first_str(problem.get("problem")) or "",
+        reference_answer=_answer_text(problem.get("gt_answer")),
+        difficulty=float(match.group(1)) if match else _difficulty(level),
+        domain=_first_str(problem.get("type")),
+        source=file,
+        load_errors=tuple(faults),
+    )
+    return FileLoad([traj], [], issues)
+
+
+def _ta_step(position: int, chunk: Any, faults: list[str]) -> Step:
+    if not isinstance(chunk, dict):
+        faults.append(
+            f"step at position {position + 1}: is {_json_type(chunk)}, expected an object"
+        )
+        return Step(step_id=position)
+    sid = _as_read(chunk.get("chunk_idx", position))
+    raw = chunk.get("depends_on")
+    if raw is None:
+        raw = []
+    elif not isinstance(raw, list):
+        faults.append(f"{step_name(sid)}: depends_on is {_json_type(raw)}, expected a list")
+        raw = []
+    parents = tuple(_chunk_index(p) for p in raw)
+    text = _text_field(chunk, ("chunk", "chunk"), sid, faults)
+    tags = chunk.get("function_tags")
+    tags = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+    return Step(step_id=sid, parents=parents, text=text, tags=tags)
+
+
+def _chunk_index(value: Any) -> Any:
+    """A ``depends_on`` entry: ``"12"`` is chunk 12; anything else is kept as read (and
+    validation then reports it)."""
+    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+        return int(value.strip())
+    return _as_read(value)
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """One way files are laid out: which files it claims and how one of them is read.
+
+    ``kind`` is ``trajectories`` (``read`` gives a :class:`FileLoad`), ``answers`` (an
+    answer key, see :func:`load_answer_key`) or ``companion`` (read as part of another
+    file of the layout, never on its own). ``records`` marks files of JSON trajectory
+    records, which the scoring fast path may read itself.
+    """
+
+    name: str
+    kind: str
+    claims: Callable[[Path], bool]
+    read: Callable[[Path], FileLoad] | None = None
+    records: bool = False
+
+
+def _has_data_suffix(path: Path) -> bool:
+    return path.suffix.lower() in DATA_SUFFIXES
+
+
+#: Every known layout, most specific first; a new layout is one entry here.
+LAYOUTS: tuple[Layout, ...] = (
+    Layout("answer key", "answers", lambda p: p.name.lower() in ANSWER_FILE_NAMES),
+    Layout("thought-anchors", "trajectories", _is_ta_chunks, _read_thought_anchors),
+    Layout("thought-anchors companion", "companion", _is_ta_companion),
+    Layout(
+        "official",  # <model>/<dataset>/problem_<id>_all_samples.json
+        "trajectories",
+        lambda p: bool(_OFFICIAL.match(p.name)),
+        _read_records,
+        records=True,
+    ),
+    Layout(
+        "gold",  # <dataset>/problem_<id>.json
+        "trajectories",
+        lambda p: bool(_GOLD_NAME.match(p.name)),
+        _read_records,
+        records=True,
+    ),
+    Layout(
+        "JSON records",  # a list of samples, one object, JSONL, or scored JSONL
+        "trajectories",
+        _has_data_suffix,
+        _read_records,
+        records=True,
+    ),
+)
+
+
+def layout_of(path: Path) -> Layout | None:
+    """The layout that claims ``path``, or None (not a file this package reads)."""
+    return next((layout for layout in LAYOUTS if layout.claims(path)), None)
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+@dataclass(frozen=True)
+class AnswerKeys:
+    """The answer keys of a run: the explicit one and each folder's ``answers.*`` file."""
+
+    explicit: AnswerKey | None = None
+    by_folder: dict[Path, AnswerKey] = field(default_factory=dict)
+
+    def for_file(self, path: Path) -> list[AnswerKey]:
+        """Folder keys that apply to a file: its folder's first, then each folder above."""
+        if not self.by_folder:
+            return []
+        folder = Path(path).parent.resolve()
+        return [self.by_folder[d] for d in (folder, *folder.parents) if d in self.by_folder]
+
+    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
+        """``traj`` with its reference answer and difficulty filled from the keys.
+
+        Precedence: the explicit key, the record's own answer, then the nearest folder key
+        (``keys``, from :meth:`for_file`); an explicit entry without an answer (difficulty
+        only) does not hide the folder keys.
+        """
+        return with_answers(traj, self.explicit, keys)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What a run reads: its data files in order, answer keys, issues met, files read."""
+
+    data_files: list[Path]
+    answers: AnswerKeys
+    issues: list[LoadIssue]
+    files_read: int
+
+
+def discover(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    exclude: Sequence[str | Path] = (),
+) -> Discovery:
+    """Find the data files and read the answer keys under ``paths``.
+
+    Files are claimed by :data:`LAYOUTS`; inside a folder, names starting with a dot
+    (files and folders: a generator's journal, an editor's backup) are skipped, and a link
+    leading outside the folder is refused. ``exclude`` names files never to read (the
+    run's own output): one met is skipped with a warning.
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    explicit = load_answer_key(answers) if isinstance(answers, str | Path) else answers
+    excluded = {Path(os.path.realpath(p)) for p in exclude if str(p) != "-"}
     data_files: list[Path] = []
     answer_files: list[Path] = []
     issues: list[LoadIssue] = []
     for raw in paths:
         root = Path(raw)
         if not root.exists():
-            issues.append(LoadIssue(str(root), "file", "no such file or folder"))
+            issues.append(LoadIssue(str(root), "file", jsonio.NO_SUCH_FILE))
             continue
         if root.is_file():
-            if root.name.lower() in ANSWER_FILE_NAMES:
-                answer_files.append(root)
-            elif root.suffix.lower() in DATA_SUFFIXES:
-                data_files.append(root)
-            else:
+            layout = layout_of(root)
+            if layout is None or layout.kind == "companion":
                 issues.append(LoadIssue(str(root), "file", "skipped: not a .json or .jsonl file"))
-            continue
-        found, refused = _walk(root)
-        issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
-        for p in found:
-            if p.name.lower() in ANSWER_FILE_NAMES:
-                answer_files.append(p)
-            elif p.suffix.lower() in DATA_SUFFIXES:
-                data_files.append(p)
-    return data_files, answer_files, issues
+                continue
+            candidates = [(root, layout)]
+        else:
+            found, refused = _walk(root)
+            issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
+            candidates = [(p, layout_of(p)) for p in found]
+        for p, layout in candidates:
+            if layout is None or layout.kind == "companion":
+                continue
+            if excluded and Path(os.path.realpath(p)) in excluded:
+                issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))
+                continue
+            (answer_files if layout.kind == "answers" else data_files).append(p)
+    by_folder: dict[Path, AnswerKey] = {}
+    for f in answer_files:
+        try:
+            by_folder[f.parent.resolve()] = load_answer_key(f)
+        except InputError as exc:
+            issues.append(LoadIssue(str(f), "file", _without_file(exc, f)))
+    return Discovery(
+        data_files=data_files,
+        answers=AnswerKeys(explicit, by_folder),
+        issues=issues,
+        files_read=len(data_files) + len(answer_files),
+    )
 
 
 def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Regular files under ``root`` (sorted), and the links in it refused with the reason.
 
-    Links to folders are not followed (``rglob`` skips them); one that leads outside is
-    refused, one that stays inside adds nothing its target does not already hold. A link
-    that leads outside to nothing is ignored like any broken link; a loop is reported.
+    Names starting with a dot are skipped, with everything under them. Links to folders
+    are not followed (``rglob`` skips them); one that leads outside is refused, one that
+    stays inside adds nothing its target does not already hold. A link that leads outside
+    to nothing is ignored like any broken link; a loop is reported.
     """
     root_resolved = root.resolve()
     found: list[Path] = []
     refused: list[tuple[Path, str]] = []
     for p in sorted(root.rglob("*")):
+        if any(part.startswith(".") for part in p.relative_to(root).parts):
+            continue
         if p.is_symlink():
             try:
                 target = p.resolve()
@@ -502,8 +765,14 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return found, refused
 
 
+# --------------------------------------------------------------------------- a whole run
+
+
 def load_paths(
-    paths: Sequence[str | Path], answers: str | Path | AnswerKey | None = None
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    exclude: Sequence[str | Path] = (),
 ) -> LoadResult:
     """Load every trajectory under ``paths`` (files or folders, read recursively).
 
@@ -515,48 +784,33 @@ def load_paths(
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
     """
-    explicit = load_answer_key(answers) if isinstance(answers, str | Path) else answers
-    data_files, answer_files, issues = _discover(paths)
-    folder_keys: dict[Path, AnswerKey] = {}
-    for f in answer_files:
-        try:
-            folder_keys[f.parent.resolve()] = load_answer_key(f)
-        except InputError as exc:
-            issues.append(LoadIssue(str(f), "file", str(exc).removeprefix(f"{f}: ")))
+    found = discover(paths, answers, exclude=exclude)
+    issues = list(found.issues)
     trajectories: list[Trajectory] = []
     scored: list[dict] = []
-    for f in data_files:
-        found, found_scored, found_issues = load_file(f)
-        issues.extend(found_issues)
-        scored.extend(found_scored)
-        keys = _keys_for(f, folder_keys)
-        trajectories.extend(_with_answers(t, explicit, keys) for t in found)
+    for f in found.data_files:
+        loaded = load_file(f)
+        issues.extend(loaded.issues)
+        scored.extend(loaded.scored)
+        keys = found.answers.for_file(f)
+        trajectories.extend(found.answers.apply(t, keys) for t in loaded.trajectories)
     return LoadResult(
         trajectories=tuple(trajectories),
         issues=tuple(issues),
-        files_read=len(data_files) + len(answer_files),
+        files_read=found.files_read,
         scored_records=tuple(scored),
     )
 
 
-def _keys_for(path: Path, folder_keys: dict[Path, AnswerKey]) -> list[AnswerKey]:
-    """Answer keys that apply to a file: its folder's first, then each folder above."""
-    if not folder_keys:
-        return []
-    folder = path.parent.resolve()
-    return [folder_keys[d] for d in (folder, *folder.parents) if d in folder_keys]
-
-
-def _with_answers(
+def with_answers(
     traj: Trajectory, explicit: AnswerKey | None, folder_keys: list[AnswerKey]
 ) -> Trajectory:
+    """``traj`` with reference answer and difficulty from the keys (see :class:`AnswerKeys`)."""
     entries = [k.lookup(traj.dataset, traj.problem_id) for k in [explicit, *folder_keys] if k]
     entries = [e for e in entries if e is not None]
     if not entries:
         return traj
     explicit_entry = explicit.lookup(traj.dataset, traj.problem_id) if explicit else None
-    # the explicit file, then the record's own answer, then the nearest folder key; an
-    # explicit entry without an answer (difficulty only) does not hide the folder keys
     reference = (explicit_entry.answer if explicit_entry else None) or traj.reference_answer
     if reference is None:
         reference = next((e.answer for e in entries if e.answer is not None), None)
@@ -565,6 +819,4 @@ def _with_answers(
         difficulty = next((e.difficulty for e in entries if e.difficulty is not None), None)
     if reference == traj.reference_answer and difficulty == traj.difficulty:
         return traj
-    from dataclasses import replace
-
     return replace(traj, reference_answer=reference, difficulty=difficulty)

@@ -51,12 +51,15 @@ class Step:
     ``step_id`` and ``parents`` are kept exactly as read (they are ints in well-formed
     data); validation reports anything else. ``text`` is the conclusion (``node`` in gold
     files, ``text`` in model output); ``justification`` is ``edge`` / ``thinking``.
+    ``tags`` are labels the source gives the step (Thought Anchors' ``function_tags``,
+    such as ``active_computation``); empty for DAG-MATH files.
     """
 
     step_id: Any
     parents: tuple[Any, ...] = ()
     text: str = ""
     justification: str = ""
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +126,7 @@ class Score:
     reference_answer: str | None
     final_correct: bool | None
     perfect: bool | None
-    cls: str
+    trajectory_class: str
     errors: tuple[str, ...] = field(default=())
     #: share of steps that are the final step or its ancestors (DEFINITIONS.md §7)
     ancestor_share: float = 1.0

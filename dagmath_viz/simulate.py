@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.answers import extract_boxed
 from dagmath_viz.schema import DagMathError, InputError, Step, UnsafePathError
 from dagmath_viz.validation import build_graph
@@ -149,18 +150,10 @@ def load_task_dag(path: str | Path) -> TaskDag:
     Raises:
         TaskDagError: unreadable file, invalid JSON, or not a usable task DAG.
     """
-    path = Path(path)
     try:
-        data = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
-        raise TaskDagError(f"{path}: cannot read ({reason})") from None
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise TaskDagError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
-        ) from None
+        obj = jsonio.read_json(path)
+    except InputError as exc:  # read as every file is: BOM, nesting limit, located errors
+        raise TaskDagError(str(exc)) from None
     return parse_task_dag(obj, source=str(path))
 
 
