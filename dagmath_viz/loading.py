@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from dagmath_viz import jsonio
-from dagmath_viz.schema import CLASSES, InputError, LoadIssue, Step, Trajectory
+from dagmath_viz.schema import CLASSES, Fault, InputError, LoadIssue, Step, Trajectory
 from dagmath_viz.text import short_repr
 from dagmath_viz.validation import step_name
 
@@ -203,19 +203,27 @@ def file_context(path: Path) -> FileContext:
     )
 
 
-def _parse_steps(raw: Any, faults: list[str]) -> tuple[tuple[Step, ...], bool]:
+def _fault(step_id: Any, message: str, position: int | None = None) -> Fault:
+    """A fault found while reading (kind ``record``), at ``position`` in the steps kept."""
+    return Fault(step_id, "record", message, () if position is None else (position,))
+
+
+def _parse_steps(raw: Any, faults: list[Fault]) -> tuple[tuple[Step, ...], bool]:
     """Steps as read, and whether they use the gold spelling (``node``/``edge``)."""
     if raw is None:
-        faults.append("field 'steps' is missing")
+        faults.append(_fault(None, "field 'steps' is missing"))
         return (), False
     if not isinstance(raw, list):
-        faults.append(f"field 'steps' is {type(raw).__name__}, expected a list")
+        faults.append(_fault(None, f"field 'steps' is {type(raw).__name__}, expected a list"))
         return (), False
     steps = []
     gold = False
     for i, item in enumerate(raw, start=1):
         if not isinstance(item, dict):
-            faults.append(f"step at position {i}: is {_json_type(item)}, expected an object")
+            # not kept as a step, so the fault names no position
+            faults.append(
+                _fault(None, f"step at position {i}: is {_json_type(item)}, expected an object")
+            )
             continue
         gold = gold or "node" in item
         sid = _as_read(item.get("step_id"))
@@ -225,13 +233,14 @@ def _parse_steps(raw: Any, faults: list[str]) -> tuple[tuple[Step, ...], bool]:
         elif isinstance(parents, list):
             parents = tuple(_as_read(p) for p in parents)
         else:
-            faults.append(
+            message = (
                 f"{step_name(sid)}: direct_dependent_steps is {_json_type(parents)}, "
                 "expected a list or null"
             )
+            faults.append(_fault(sid, message, len(steps)))
             parents = (_as_read(parents),) if isinstance(parents, int | str) else ()
-        text = _text_field(item, ("text", "node"), sid, faults)
-        why = _text_field(item, ("thinking", "edge"), sid, faults)
+        text = _text_field(item, ("text", "node"), sid, faults, len(steps))
+        why = _text_field(item, ("thinking", "edge"), sid, faults, len(steps))
         steps.append(Step(step_id=sid, parents=parents, text=text, justification=why))
     return tuple(steps), gold
 
@@ -250,14 +259,17 @@ def _as_read(value: Any) -> Any:
     return short_repr(value, MAX_ID_CHARS)
 
 
-def _text_field(item: dict, names: tuple[str, str], sid: Any, faults: list[str]) -> str:
+def _text_field(
+    item: dict, names: tuple[str, str], sid: Any, faults: list[Fault], position: int
+) -> str:
     for name in names:
         value = item.get(name)
         if value is None:
             continue
         if isinstance(value, str):
             return value
-        faults.append(f"{step_name(sid)}: field '{name}' is {_json_type(value)}, expected text")
+        message = f"{step_name(sid)}: field '{name}' is {_json_type(value)}, expected text"
+        faults.append(_fault(sid, message, position))
         return short_repr(value, 1000)
     return ""
 
@@ -275,7 +287,7 @@ def parse_record(
             )
         ]
     issues: list[LoadIssue] = []
-    faults: list[str] = []
+    faults: list[Fault] = []
     steps, gold = _parse_steps(obj.get("steps"), faults)
     pid = obj.get("problem_id", ctx.problem_id)
     if pid is None or isinstance(pid, dict | list):
@@ -536,7 +548,7 @@ def _read_thought_anchors(path: Path) -> FileLoad:
         found = f"JSON {_json_type(problem)} found, expected an object"
         issues.append(LoadIssue(str(problem_file), "top level", found))
         problem = {}
-    faults: list[str] = []
+    faults: list[Fault] = []
     steps = tuple(_ta_step(i, chunk, faults) for i, chunk in enumerate(chunks))
     level = problem.get("level")
     match = _LEVEL.match(level) if isinstance(level, str) else None
@@ -556,21 +568,21 @@ def _read_thought_anchors(path: Path) -> FileLoad:
     return FileLoad([traj], [], issues)
 
 
-def _ta_step(position: int, chunk: Any, faults: list[str]) -> Step:
+def _ta_step(position: int, chunk: Any, faults: list[Fault]) -> Step:
     if not isinstance(chunk, dict):
-        faults.append(
-            f"step at position {position + 1}: is {_json_type(chunk)}, expected an object"
-        )
+        message = f"step at position {position + 1}: is {_json_type(chunk)}, expected an object"
+        faults.append(_fault(None, message, position))
         return Step(step_id=position)
     sid = _as_read(chunk.get("chunk_idx", position))
     raw = chunk.get("depends_on")
     if raw is None:
         raw = []
     elif not isinstance(raw, list):
-        faults.append(f"{step_name(sid)}: depends_on is {_json_type(raw)}, expected a list")
+        message = f"{step_name(sid)}: depends_on is {_json_type(raw)}, expected a list"
+        faults.append(_fault(sid, message, position))
         raw = []
     parents = tuple(_chunk_index(p) for p in raw)
-    text = _text_field(chunk, ("chunk", "chunk"), sid, faults)
+    text = _text_field(chunk, ("chunk", "chunk"), sid, faults, position)
     tags = chunk.get("function_tags")
     tags = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
     return Step(step_id=sid, parents=parents, text=text, tags=tags)

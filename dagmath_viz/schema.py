@@ -12,7 +12,9 @@ from typing import Any
 __all__ = [
     "CLASSES",
     "COHORTS",
+    "FAULT_KINDS",
     "DagMathError",
+    "Fault",
     "InputError",
     "LoadIssue",
     "Score",
@@ -62,6 +64,39 @@ class Step:
     tags: tuple[str, ...] = ()
 
 
+#: What a :class:`Fault` is about (DEFINITIONS.md §1, class ``illegal``).
+FAULT_KINDS = (
+    "record",  # a field read with the wrong type, or missing (found while loading)
+    "step_id",  # a step id that is not an integer
+    "duplicate_id",
+    "parent",  # a parent that is not an integer step id
+    "missing_parent",
+    "self_reference",
+    "forward_reference",
+    "cycle",
+    "no_steps",
+    "no_answer",  # the final step has no text
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One structural fault of a trajectory; ``str()`` is its message.
+
+    ``step_id`` is the id of the step it is about, as read (None when it is about the
+    whole trajectory, or about a step that has no id); ``positions`` are the 0-based
+    positions of every step it names (a cycle names several; a duplicate id, both steps).
+    """
+
+    step_id: Any
+    kind: str
+    message: str
+    positions: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @dataclass(frozen=True, slots=True)
 class Trajectory:
     """One sampled chain of thought for one problem.
@@ -69,8 +104,8 @@ class Trajectory:
     ``problem_id`` is always a string (JSON files use ints, answer-key objects use string
     keys). ``source`` names the file and the place in it, e.g.
     ``run/m/d/problem_3_all_samples.json:item 2``.
-    ``load_errors`` holds faults found while reading the record (wrong field types, ...);
-    they make the trajectory illegal.
+    ``load_errors`` holds faults found while reading the record (wrong field types, ...,
+    each a :class:`Fault` of kind ``record``); they make the trajectory illegal.
     """
 
     model: str
@@ -83,7 +118,7 @@ class Trajectory:
     difficulty: float | None = None
     domain: str | None = None
     source: str = ""
-    load_errors: tuple[str, ...] = ()
+    load_errors: tuple[Fault, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str, int]:

@@ -102,7 +102,7 @@ def structural_score(traj: Trajectory) -> StructuralScore:
         closeness_rate=g.closeness_rate(n, len(dead_pos)),
         ancestor_share=share,
         predicted_answer=pred or None,
-        errors=tuple(prefix + f for f in val.faults),
+        errors=tuple(prefix + f.message for f in val.faults),
     )
 
 

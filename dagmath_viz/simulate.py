@@ -37,7 +37,7 @@ from typing import Any
 from dagmath_viz import jsonio
 from dagmath_viz.answers import extract_boxed
 from dagmath_viz.schema import DagMathError, InputError, Step, UnsafePathError
-from dagmath_viz.validation import build_graph
+from dagmath_viz.validation import validate_steps
 
 __all__ = [
     "DEFAULT_MAX_STATES",
@@ -218,10 +218,10 @@ def _parse_nodes(raw: Any, fail) -> tuple[TaskNode, ...]:
         if not isinstance(text, str) or not isinstance(edge, str):
             raise fail(f"step at position {i}: 'node' and 'edge' must be text")
         steps.append(Step(item.get("step_id"), tuple(parents or ()), text, edge))
-    checked = build_graph(tuple(steps))
+    checked = validate_steps(tuple(steps))
     if checked.faults:
         more = f" (and {len(checked.faults) - 1} more faults)" if len(checked.faults) > 1 else ""
-        raise fail(checked.faults[0] + more)
+        raise fail(checked.faults[0].message + more)
     return tuple(
         TaskNode(s.step_id, checked.graph.parents[i], s.text, s.justification)
         for i, s in enumerate(steps)

@@ -452,7 +452,8 @@ def test_wrong_field_types_keep_the_trajectory_with_load_errors(
     if raw_steps is not None:
         record["steps"] = raw_steps
     (t,) = load_paths([write_jsonl(tmp_path / "r.jsonl", record)]).trajectories
-    assert any(fragment in e for e in t.load_errors), t.load_errors
+    assert any(fragment in str(e) for e in t.load_errors), t.load_errors
+    assert {e.kind for e in t.load_errors} == {"record"}
 
 
 def test_null_and_empty_parents_are_givens(tmp_path: Path) -> None:
@@ -610,10 +611,10 @@ def test_thought_anchors_bad_parts_are_named(tmp_path: Path) -> None:
     folder = _ta_folder(tmp_path, chunks)  # no problem.json
     result = load_paths([tmp_path])
     (traj,) = result.trajectories
-    assert traj.load_errors == (
-        "step 0: depends_on is str, expected a list",
-        "step at position 2: is int, expected an object",
-    )
+    assert [(f.step_id, f.message, f.positions) for f in traj.load_errors] == [
+        (0, "step 0: depends_on is str, expected a list", (0,)),
+        (None, "step at position 2: is int, expected an object", (1,)),
+    ]
     assert [str(i) for i in result.issues] == [
         f"{folder / 'problem.json'}: file: no such file or folder"
     ]
