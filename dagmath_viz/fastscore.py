@@ -23,13 +23,11 @@ from pathlib import Path
 from types import NoneType
 from typing import NamedTuple
 
-import orjson
-
 from dagmath_viz import graph as g
 from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import predicted_answer
 from dagmath_viz.loading import AnswerKeys
-from dagmath_viz.schema import LoadIssue, Trajectory
+from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import (
     AwaitingVerdict,
     awaiting_verdict,
@@ -67,7 +65,7 @@ def _plain_bytes(path: Path) -> bytes | None:
     """A file's bytes for the fast path; None (unreadable, or a BOM) leaves it to loading."""
     try:
         data = jsonio.read_bytes(path)
-    except loading.InputError:
+    except InputError:
         return None
     return None if data.startswith(jsonio.BOM) else data
 
@@ -83,9 +81,9 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
     if data is None:
         return None
     try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
+        doc = jsonio.parse(data)
+    except InputError:
+        return None  # loading reports it
     if type(doc) is not list:
         return None
     if any(loading.is_scored(r) for r in doc):

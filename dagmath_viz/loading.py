@@ -16,8 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import orjson
-
 from dagmath_viz import jsonio
 from dagmath_viz.schema import CLASSES, Fault, InputError, LoadIssue, Step, Trajectory
 from dagmath_viz.text import short_repr
@@ -452,8 +450,8 @@ def _scored_jsonl(data: bytes) -> list[dict] | None:
     if not lines:
         return None
     try:
-        records = orjson.loads(b"[" + b",".join(lines) + b"]")
-    except orjson.JSONDecodeError:
+        records = jsonio.parse(b"[" + b",".join(lines) + b"]")
+    except InputError:
         return None
     # one object per line (a line holding two values would make the counts differ)
     if len(records) != len(lines):

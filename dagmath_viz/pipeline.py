@@ -30,8 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-import orjson
-
 from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
 from dagmath_viz.fastscore import score_clean_file
@@ -232,7 +230,7 @@ class ScoredRun:
 
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""
-        return (orjson.loads(line) for line in self.lines())
+        return (jsonio.parse(line) for line in self.lines())
 
 
 def default_workers() -> int:
