@@ -17,6 +17,7 @@ layout that is not JSON records) is declined (None) and the caller loads it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from itertools import chain, compress, repeat
 from operator import lt
 from pathlib import Path
@@ -25,13 +26,13 @@ from typing import NamedTuple
 
 from dagmath_viz import graph as g
 from dagmath_viz import jsonio, loading
-from dagmath_viz.answers import predicted_answer
 from dagmath_viz.loading import AnswerKeys
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import (
     AwaitingVerdict,
     awaiting_verdict,
     awaiting_verdict_of,
+    read_answer,
     step_id_order,
 )
 
@@ -58,7 +59,8 @@ class CleanMeasures(NamedTuple):
     max_out_degree: int
     dead_ends: list[int]  # sorted as the reference path sorts them
     reached: int  # the final step and its ancestors
-    final_text: str
+    predicted_answer: str | None
+    answer_step: int | None
 
 
 def _plain_bytes(path: Path) -> bytes | None:
@@ -168,6 +170,7 @@ def measure_clean_steps(steps: object) -> CleanMeasures | None:
     final_text = steps[-1].get("text") or ""
     if not final_text.strip():
         return None
+    texts = _Texts(steps)
     distinct = list(map(set, listed))
     if sum(map(len, distinct)) != len(flat):  # a parent listed twice counts once
         listed = distinct
@@ -188,7 +191,23 @@ def measure_clean_steps(steps: object) -> CleanMeasures | None:
                     reaches[at(p)] = True
         reached = sum(reaches)
         dead.sort(key=step_id_order)
-    return CleanMeasures(n, len(flat), max_in, max_out, dead, reached, final_text)
+    answer = read_answer(texts)
+    answer_step = None if answer.position is None else ids[answer.position]
+    return CleanMeasures(n, len(flat), max_in, max_out, dead, reached, answer.text, answer_step)
+
+
+class _Texts(Sequence):
+    """The steps' texts as loading reads them (``text``, null as ""), fetched on demand:
+    :func:`read_answer` reads only from the end until it finds a ``\boxed{}``."""
+
+    def __init__(self, steps: list[dict]) -> None:
+        self._steps = steps
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __getitem__(self, i):  # noqa: ANN001 - int only (read_answer indexes)
+        return self._steps[i].get("text") or ""
 
 
 def _or_empty(raws: list) -> list:
@@ -197,7 +216,7 @@ def _or_empty(raws: list) -> list:
 
 def _clean_record(traj: Trajectory, m: CleanMeasures) -> AwaitingVerdict:
     """The record :func:`dagmath_viz.scoring.to_record` writes, from the measures."""
-    prediction = predicted_answer(m.final_text) or None
+    prediction = m.predicted_answer
     n = m.n_nodes
     record = {
         "model": traj.model,
@@ -219,6 +238,7 @@ def _clean_record(traj: Trajectory, m: CleanMeasures) -> AwaitingVerdict:
         "reference_answer": traj.reference_answer,
         "errors": [],
         "source": traj.source,
+        "answer_step": m.answer_step,
     }
     ref = traj.reference_answer
     pair = None if ref is None else (ref, prediction or "")

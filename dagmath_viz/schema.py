@@ -165,3 +165,5 @@ class Score:
     errors: tuple[str, ...] = field(default=())
     #: share of steps that are the final step or its ancestors (DEFINITIONS.md §7)
     ancestor_share: float = 1.0
+    #: id of the step the predicted answer was read from; None when no step has a \boxed{}
+    answer_step: Any = None

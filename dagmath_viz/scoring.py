@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from dagmath_viz import graph as g
-from dagmath_viz.answers import AnswerChecker, Verdict, default_checker, predicted_answer
+from dagmath_viz.answers import AnswerChecker, Verdict, default_checker, extract_boxed
 from dagmath_viz.schema import Score, Trajectory
 from dagmath_viz.validation import Validation, validate
 
@@ -32,6 +32,7 @@ __all__ = [
     "RECORD_FIELDS",
     "TAIL_FIELDS",
     "VERDICT_FIELDS",
+    "Answer",
     "AwaitingVerdict",
     "StructuralScore",
     "answer_pair",
@@ -40,6 +41,7 @@ __all__ = [
     "classify",
     "finish_lines",
     "finish_score",
+    "read_answer",
     "records_frame",
     "score_corpus",
     "score_records",
@@ -55,7 +57,7 @@ RECORD_FIELDS = (
     "n_nodes", "n_edges", "density", "max_in_degree", "max_out_degree",
     "dead_ends", "closeness_rate", "closed", "ancestor_share",
     "predicted_answer", "reference_answer", "final_correct", "perfect", "class",
-    "answer_check", "errors", "source",
+    "answer_check", "errors", "source", "answer_step",
 )  # fmt: skip
 
 
@@ -79,6 +81,7 @@ class StructuralScore:
     ancestor_share: float
     predicted_answer: str | None
     errors: tuple[str, ...]
+    answer_step: Any = None  # the id of the step the predicted answer was read from
 
     @property
     def legal(self) -> bool:
@@ -93,7 +96,7 @@ def structural_score(traj: Trajectory) -> StructuralScore:
     dead = tuple(sorted((graph.ids[p] for p in dead_pos), key=step_id_order))
     n = graph.n_nodes
     share = (len(g.ancestors(graph, n - 1)) + 1) / n if n else 0.0
-    pred = predicted_answer(traj.steps[-1].text) if traj.steps else None
+    answer = read_answer([s.text for s in traj.steps])
     prefix = f"{traj.source}: problem {traj.problem_id} sample {traj.sample_id}: "
     return StructuralScore(
         validation=val,
@@ -101,9 +104,33 @@ def structural_score(traj: Trajectory) -> StructuralScore:
         dead_ends=dead,
         closeness_rate=g.closeness_rate(n, len(dead_pos)),
         ancestor_share=share,
-        predicted_answer=pred or None,
+        predicted_answer=answer.text,
+        answer_step=None if answer.position is None else traj.steps[answer.position].step_id,
         errors=tuple(prefix + f.message for f in val.faults),
     )
+
+
+class Answer(NamedTuple):
+    """The predicted answer of a trajectory and the position of the step that held it."""
+
+    text: str | None
+    position: int | None  # None: no step has a \boxed{}, the final step's text is the answer
+
+
+def read_answer(texts: Sequence[str]) -> Answer:
+    """The predicted answer by DEFINITIONS.md §1, from the steps' texts in order.
+
+    The last ``\boxed{}`` of the final step; if it has none, the last ``\boxed{}`` of the
+    latest earlier step that has one; with none anywhere, the final step's whole text.
+    Each text is read at most once, from the end (linear in the text).
+    """
+    for position in range(len(texts) - 1, -1, -1):
+        boxed = extract_boxed(texts[position])
+        if boxed is not None:
+            return Answer(boxed or None, position)
+    if not texts:
+        return Answer(None, None)
+    return Answer(texts[-1].strip() or None, None)
 
 
 def step_id_order(step_id: Any) -> tuple[int, str]:
@@ -137,6 +164,7 @@ def finish_score(traj: Trajectory, structural: StructuralScore, verdict: Verdict
         closeness_rate=s.closeness_rate,
         closed=closed,
         predicted_answer=s.predicted_answer,
+        answer_step=s.answer_step,
         reference_answer=traj.reference_answer,
         final_correct=final_correct,
         perfect=None if final_correct is None else (closed and final_correct),
@@ -212,6 +240,7 @@ def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) ->
         "answer_check": None if verdict is None else verdict.reason,
         "errors": list(score.errors),
         "source": traj.source,
+        "answer_step": score.answer_step,
     }
 
 

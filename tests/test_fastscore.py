@@ -133,6 +133,10 @@ MUTATIONS = {
     "steps-not-a-list": lambda r: r.update(steps={"1": 1}),
     "final-text-empty": lambda r: r["steps"][-1].update(text="  "),
     "final-unboxed": lambda r: r["steps"][-1].update(text="The answer is 2."),
+    "answer-in-an-earlier-step": lambda r: (
+        r["steps"][0].update(text=r"so \boxed{2}"),
+        r["steps"][-1].update(text="check: fine"),
+    ),
     "sample-id-string": lambda r: r.update(sample_id="a"),
     "problem-id-missing": lambda r: r.pop("problem_id"),
     "record-answer": lambda r: r.update(answer="2", difficulty=3),
@@ -224,3 +228,18 @@ def test_gc_paused_restores_the_collector() -> None:
     with pipeline.gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_fast_path_reads_the_answer_by_the_same_rule() -> None:
+    # the final step has no box: step 2's last box is the answer (DEFINITIONS.md §1)
+    steps = [
+        {"step_id": 1, "text": r"\boxed{1}", "direct_dependent_steps": None},
+        {"step_id": 2, "text": r"\boxed{3} or \boxed{4}", "direct_dependent_steps": [1]},
+        {"step_id": 3, "text": "checked", "direct_dependent_steps": [2]},
+    ]
+    measured = measure_clean_steps(steps)
+    assert (measured.predicted_answer, measured.answer_step) == ("4", 2)
+    steps[2]["text"] = "no box anywhere"
+    steps[0]["text"] = steps[1]["text"] = "x"
+    measured = measure_clean_steps(steps)
+    assert (measured.predicted_answer, measured.answer_step) == ("no box anywhere", None)

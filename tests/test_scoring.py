@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from dagmath_viz.schema import CLASSES, Step, Trajectory
 from dagmath_viz.scoring import (
     RECORD_FIELDS,
     classify,
+    records_frame,
     score_corpus,
     score_records,
     score_trajectory,
@@ -239,6 +241,41 @@ def test_unboxed_final_text_is_the_prediction(answer_checker: AnswerChecker) -> 
     steps = (Step(1, (), "a"), Step(2, (1,), " 5 "))
     score = score_trajectory(_traj(steps), checker=answer_checker)
     assert score.predicted_answer == "5" and score.final_correct is True
+    assert score.answer_step is None  # no \boxed{} anywhere
+
+
+def test_answer_in_an_earlier_step_counts(answer_checker: AnswerChecker) -> None:
+    # DEFINITIONS.md §1: the final step (a check) has no box; step 3 is the latest with one,
+    # and its last box (5, not 4) is the answer. Step 2's box is older and is not read.
+    steps = (
+        Step(1, (), "a"),
+        Step(2, (1,), r"\boxed{7}"),
+        Step(3, (2,), r"\boxed{4}, no: \boxed{5}"),
+        Step(4, (3,), "check: 5 - 2 = 3, fine"),
+    )
+    score = score_trajectory(_traj(steps), checker=answer_checker)
+    assert (score.predicted_answer, score.answer_step) == ("5", 3)
+    assert score.final_correct is True and score.trajectory_class == "perfect"
+    # the final step's own box wins over earlier ones
+    boxed_final = steps[:3] + (Step(4, (3,), r"so \boxed{6}"),)
+    score = score_trajectory(_traj(boxed_final), checker=answer_checker)
+    assert (score.predicted_answer, score.answer_step) == ("6", 4)
+    assert score.final_correct is False
+
+
+def test_old_scored_jsonl_without_answer_step_still_loads(tmp_path: Path) -> None:
+    old = {
+        "model": "m", "dataset": "d", "problem_id": "1", "sample_id": 0, "n_nodes": 2,
+        "n_edges": 1, "density": 0.5, "max_in_degree": 1, "max_out_degree": 1,
+        "dead_ends": [], "closeness_rate": 1.0, "closed": True, "final_correct": True,
+        "perfect": True, "class": "perfect",
+    }  # fmt: skip
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n", encoding="utf-8")
+    result = load_paths([path])
+    assert result.issues == () and len(result.scored_records) == 1
+    frame = records_frame(result.scored_records)
+    assert frame.loc[0, "answer_step"] is None
 
 
 # --------------------------------------------------------------------------- records and frames
