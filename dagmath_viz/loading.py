@@ -168,7 +168,12 @@ def _csv_rows(path: Path, data: bytes) -> list[dict]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: byte {exc.start}: not valid UTF-8") from None
-    rows = list(csv.DictReader(io.StringIO(text)))
+    reader = csv.DictReader(io.StringIO(text))
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # e.g. a field over the csv module's 128 KB limit
+        # line_num counts the lines finished; the fault is on the next one
+        raise InputError(f"{path}: line {reader.line_num + 1}: {exc}") from None
     if rows and ("problem_id" not in rows[0] or "answer" not in rows[0]):
         raise InputError(f"{path}: line 1: the CSV needs the columns problem_id and answer")
     return rows
@@ -291,12 +296,13 @@ def parse_record(
     if pid is None or isinstance(pid, dict | list):
         pid = ctx.problem_id or Path(ctx_file).stem
     sid = obj.get("sample_id", position)
-    if type(sid) is not int:
+    if not _is_sample_id(sid):
+        what = "is not an integer" if type(sid) is not int else "is out of range (64-bit)"
         issues.append(
             LoadIssue(
                 ctx_file,
                 where,
-                f"sample_id {short_repr(sid)} is not an integer; using its position {position}",
+                f"sample_id {short_repr(sid)} {what}; using its position {position}",
                 "warning",
             )
         )
@@ -321,6 +327,11 @@ def parse_record(
         load_errors=tuple(faults),
     )
     return traj, issues
+
+
+def _is_sample_id(value: Any) -> bool:
+    """An integer that fits a 64-bit signed column (tables and the app's keys hold them)."""
+    return type(value) is int and -(2**63) <= value < 2**63
 
 
 def _first_str(*values: Any) -> str | None:
@@ -474,6 +485,15 @@ def scored_fault(record: dict) -> str | None:
     for name in ("model", "dataset", "problem_id"):
         if record.get(name) is None:
             return f"scored record lacks '{name}'"
+    for name in ("model", "dataset"):
+        if not isinstance(record[name], str):
+            return f"scored record: '{name}' is {short_repr(record[name])}, expected text"
+    if not isinstance(record["problem_id"], str | int) or isinstance(record["problem_id"], bool):
+        found = short_repr(record["problem_id"])
+        return f"scored record: 'problem_id' is {found}, expected text or an integer"
+    if not _is_sample_id(record.get("sample_id")):
+        found = short_repr(record.get("sample_id"))
+        return f"scored record: 'sample_id' is {found}, expected a 64-bit integer"
     for name in _SCORED_NUMBERS:
         value = record.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
@@ -747,32 +767,54 @@ def discover(
 
 
 def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """Regular files under ``root`` (sorted), and the links in it refused with the reason.
+    """Regular files under ``root`` (sorted), and what was refused or skipped, with why.
 
-    Names starting with a dot are skipped, with everything under them. Links to folders
-    are not followed (``rglob`` skips them); one that leads outside is refused, one that
-    stays inside adds nothing its target does not already hold. A link that leads outside
-    to nothing is ignored like any broken link; a loop is reported.
+    Names starting with a dot are skipped, with everything under them. Links are never
+    followed: one leading outside the folder is refused and named; one that stays inside
+    adds nothing its target does not already hold (the target is read once, by its own
+    name); a link to nothing is ignored like any broken link; a loop is named. A folder
+    that cannot be listed, and anything that is not a regular file (a FIFO, a socket, a
+    device), is named and skipped.
     """
     root_resolved = root.resolve()
     found: list[Path] = []
     refused: list[tuple[Path, str]] = []
-    for p in sorted(root.rglob("*")):
-        if any(part.startswith(".") for part in p.relative_to(root).parts):
-            continue
-        if p.is_symlink():
-            try:
-                target = p.resolve()
-            except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
-                refused.append((p, "refused: a link that loops"))
+
+    def unlistable(exc: OSError) -> None:
+        refused.append((Path(exc.filename), f"skipped: cannot list the folder ({exc.strerror})"))
+
+    for folder, dirs, files in os.walk(root, onerror=unlistable):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(folder)
+        for name in [*dirs, *files]:
+            p = base / name
+            if name.startswith("."):
                 continue
-            if not target.is_relative_to(root_resolved):
-                if target.exists():
-                    refused.append((p, f"refused: a link leading outside the data folder {root}"))
-                continue
-        if p.is_file():
-            found.append(p)
+            if p.is_symlink():
+                reason = _link_refusal(p, root, root_resolved)
+                if reason:
+                    refused.append((p, reason))
+            elif name in files:
+                if p.is_file():
+                    found.append(p)
+                else:
+                    refused.append((p, "skipped: not a regular file"))
+    found.sort()
+    refused.sort(key=lambda item: item[0])
     return found, refused
+
+
+def _link_refusal(link: Path, root: Path, root_resolved: Path) -> str | None:
+    """Why a link inside a data folder is named (None: it adds nothing, silently)."""
+    try:
+        target = link.resolve(strict=False)
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
+        return "refused: a link that loops"
+    if not target.is_relative_to(root_resolved):
+        return (
+            f"refused: a link leading outside the data folder {root}" if target.exists() else None
+        )
+    return None
 
 
 # --------------------------------------------------------------------------- a whole run

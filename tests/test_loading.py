@@ -678,3 +678,90 @@ def test_layout_registry_names_each_file() -> None:
     }
     assert {p: layout_of(Path(p)).name for p in names} == names
     assert layout_of(Path("notes.txt")) is None
+
+
+# --------------------------------------------------------------------------- one bad record
+
+
+def _scored(**changes) -> dict:
+    record = {
+        "model": "m", "dataset": "d", "problem_id": "1", "sample_id": 0, "n_nodes": 2,
+        "n_edges": 1, "density": 0.5, "max_in_degree": 1, "max_out_degree": 1,
+        "dead_ends": [], "closeness_rate": 1.0, "closed": True, "final_correct": True,
+        "perfect": True, "class": "perfect",
+    }  # fmt: skip
+    record.update(changes)
+    return record
+
+
+def test_sample_ids_beyond_64_bits_fall_back_to_the_position(tmp_path: Path) -> None:
+    # issue 16 item 4: 2**64 - 1 beside -1 fits no integer column; the app's keys crashed
+    good = {"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}
+    records = [{**good, "sample_id": 2**64 - 1}, {**good, "sample_id": -1}]
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    result = load_paths([path])
+    assert [t.sample_id for t in result.trajectories] == [0, -1]
+    assert [str(i) for i in result.issues] == [
+        f"{path}: item 1: sample_id 18446744073709551615 is out of range (64-bit); "
+        "using its position 0"
+    ]
+
+
+def test_bad_scored_records_are_named_and_skipped(tmp_path: Path) -> None:
+    missing = _scored()
+    del missing["sample_id"]
+    lines = [
+        _scored(sample_id=None),
+        missing,
+        _scored(sample_id="zero"),
+        _scored(model=["x"]),
+        _scored(dataset={"d": 1}),
+        _scored(sample_id=7),  # the good one
+    ]
+    path = tmp_path / "scored.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    result = load_paths([path])
+    assert [r["sample_id"] for r in result.scored_records] == [7]
+    assert [(i.location, i.message) for i in result.issues] == [
+        ("line 1", "scored record: 'sample_id' is None, expected a 64-bit integer"),
+        ("line 2", "scored record: 'sample_id' is None, expected a 64-bit integer"),
+        ("line 3", "scored record: 'sample_id' is 'zero', expected a 64-bit integer"),
+        ("line 4", "scored record: 'model' is ['x'], expected text"),
+        ("line 5", "scored record: 'dataset' is {'d': 1}, expected text"),
+    ]
+
+
+def test_an_answers_csv_field_over_the_csv_limit_is_one_line(tmp_path: Path) -> None:
+    key = tmp_path / "answers.csv"
+    key.write_text("problem_id,answer\n1,2\n2," + "9" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_answer_key(key)
+    assert str(caught.value).startswith(f"{key}: line 3: field larger than field limit")
+    # inside a data folder it is named, and the data beside it still loads
+    (tmp_path / "run.json").write_text(
+        json.dumps([{"problem_id": 1, "steps": [{"step_id": 1, "text": "\\boxed{2}"}]}]),
+        encoding="utf-8",
+    )
+    result = load_paths([tmp_path])
+    assert len(result.trajectories) == 1
+    assert [i.file for i in result.issues] == [str(key)]
+
+
+def test_fifos_and_unlistable_folders_are_named(tmp_path: Path) -> None:
+    good = [{"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}]
+    (tmp_path / "run.json").write_text(json.dumps(good), encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe.json")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "x.json").write_text(json.dumps(good), encoding="utf-8")
+    locked.chmod(0)
+    try:
+        result = load_paths([tmp_path])
+    finally:
+        locked.chmod(0o755)
+    assert len(result.trajectories) == (2 if os.geteuid() == 0 else 1)
+    messages = {i.file: i.message for i in result.issues}
+    assert messages[str(tmp_path / "pipe.json")] == "skipped: not a regular file"
+    if os.geteuid() != 0:  # root lists any folder
+        assert messages[str(locked)] == "skipped: cannot list the folder (Permission denied)"
