@@ -39,6 +39,7 @@ __all__ = [
     "load_file",
     "load_paths",
     "parse_record",
+    "parse_scored_jsonl",
     "scored_fault",
     "with_answers",
 ]
@@ -371,7 +372,7 @@ def _read_records(path: Path) -> FileLoad:
     except InputError as exc:
         return FileLoad([], [], [LoadIssue(str(path), "file", _without_file(exc, path))])
     if path.suffix.lower() == ".jsonl":
-        records = _scored_jsonl(data)
+        records = parse_scored_jsonl(data)
         if records is not None:  # the app reads what `dagmath score` wrote: one parse
             return FileLoad([], records, [])
     try:
@@ -454,7 +455,7 @@ def is_scored(record: Any) -> bool:
     return isinstance(record, dict) and SCORED_FIELDS <= record.keys()
 
 
-def _scored_jsonl(data: bytes) -> list[dict] | None:
+def parse_scored_jsonl(data: bytes) -> list[dict] | None:
     """Every record of JSONL data made of valid scored records only (parsed in one go,
     several times faster than line by line), else None: the file is read line by line."""
     lines = [line for line in jsonio.strip_bom(data).split(b"\n") if line.strip()]

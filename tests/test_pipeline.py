@@ -56,7 +56,7 @@ def test_app_loading_reads_scored_jsonl_as_loading_does(tmp_path, answer_checker
     got = load_paths([target.parent])
     # the quick path reads the valid files; every other one falls back to line by line
     fast = shape in {"clean", "blank-lines-and-crlf", "bom"}
-    assert (loading._scored_jsonl(target.read_bytes()) is not None) is fast
+    assert (loading.parse_scored_jsonl(target.read_bytes()) is not None) is fast
     lines_read = [doc for doc in loading.jsonio.parse_lines(target.read_bytes())]
     valid = [
         d.value
