@@ -1,4 +1,10 @@
-"""Read trajectories from files: the official layouts, JSONL, scored JSONL and answer keys.
+"""Read trajectories from files: discovery, every layout, answer keys, scored JSONL.
+
+Loading owns the knowledge of files. :data:`LAYOUTS` says which files each layout claims
+and how one is read (the official DAG-MATH layout, gold files, JSON records and JSONL,
+scored JSONL, Thought Anchors, answer keys); :func:`discover` walks the given paths and
+reads the answer keys; :func:`load_file` reads one file; :func:`load_paths` does both.
+Bytes become JSON only through :mod:`dagmath_viz.jsonio`.
 
 Every problem met is recorded as a :class:`LoadIssue` naming the file and the place; a bad
 file never stops the others from loading, and a bad record never stops its file.
