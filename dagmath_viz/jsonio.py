@@ -232,7 +232,15 @@ def write_atomic(target: str | Path, chunks: bytes | Iterable[bytes]) -> None:
 
 
 def _umask() -> int:
-    # os.umask can only be read by setting it; set it straight back
+    """The process's umask: from /proc on Linux (no race with other threads), else by
+    setting it and straight back (os.umask can only be read that way)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
