@@ -492,15 +492,6 @@ def scored_fault(record: dict) -> str | None:
     for name in ("model", "dataset", "problem_id"):
         if record.get(name) is None:
             return f"scored record lacks '{name}'"
-    for name in ("model", "dataset"):
-        if not isinstance(record[name], str):
-            return f"scored record: '{name}' is {short_repr(record[name])}, expected text"
-    if not isinstance(record["problem_id"], str | int) or isinstance(record["problem_id"], bool):
-        found = short_repr(record["problem_id"])
-        return f"scored record: 'problem_id' is {found}, expected text or an integer"
-    if not _is_sample_id(record.get("sample_id")):
-        found = short_repr(record.get("sample_id"))
-        return f"scored record: 'sample_id' is {found}, expected a 64-bit integer"
     for name in _SCORED_NUMBERS:
         value = record.get(name)
         if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
@@ -516,6 +507,16 @@ def scored_fault(record: dict) -> str | None:
             return f"scored record: '{name}' is {short_repr(value)}, expected true, false or null"
     if not isinstance(record.get("dead_ends"), list):
         return "scored record: 'dead_ends' is not a list"
+    # the key of a row in the app and in tables: text names, a 64-bit sample id
+    for name in ("model", "dataset"):
+        if not isinstance(record[name], str):
+            return f"scored record: '{name}' is {short_repr(record[name])}, expected text"
+    if not isinstance(record["problem_id"], str | int) or isinstance(record["problem_id"], bool):
+        found = short_repr(record["problem_id"])
+        return f"scored record: 'problem_id' is {found}, expected text or an integer"
+    if not _is_sample_id(record.get("sample_id")):
+        found = short_repr(record.get("sample_id"))
+        return f"scored record: 'sample_id' is {found}, expected a 64-bit integer"
     return None
 
 
