@@ -539,11 +539,9 @@ def test_link_leading_outside_the_folder_is_refused(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def thought_anchors() -> Path:
     """``../shared/data/thought-anchors`` (20 real solutions), or skip / fail as shared_data."""
-    from conftest import REQUIRE_SHARED, SHARED_ROOT
-
-    path = (SHARED_ROOT / "data" / "thought-anchors").resolve()
+    path = (Path(__file__).parents[1] / ".." / "shared" / "data" / "thought-anchors").resolve()
     if not path.is_dir():
-        if os.environ.get(REQUIRE_SHARED) == "1":
+        if os.environ.get("DAGMATH_REQUIRE_SHARED") == "1":
             pytest.fail(f"thought-anchors data not found at {path}", pytrace=False)
         pytest.skip(f"thought-anchors data not found at {path}")
     return path
