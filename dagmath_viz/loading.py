@@ -792,6 +792,8 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
         refused.append((Path(exc.filename), f"skipped: cannot list the folder ({exc.strerror})"))
 
     for folder, dirs, files in os.walk(root, onerror=unlistable):
+        # dot-files and dot-folders are private state (a generate run's journal, temporary
+        # files, editor and VCS folders), never results
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         base = Path(folder)
         for name in [*dirs, *files]:
