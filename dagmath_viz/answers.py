@@ -10,7 +10,7 @@ and, when the checker is given a ``cache_file``, on disk across runs.
 Plain numbers (integers, decimals, ``a/b`` and ``\\frac{a}{b}``) are compared exactly with
 :class:`fractions.Fraction` before the worker is asked: math-verify compares such numbers
 exactly too (decimals after rounding to 6 places), so the fast path decides only where the
-two agree and leaves close decimals to math-verify (``tests/test_parallel.py`` checks the
+two agree and leaves close decimals to math-verify (``tests/test_pipeline.py`` checks the
 agreement pair by pair against math-verify).
 """
 
@@ -32,6 +32,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import orjson
+
+from dagmath_viz import jsonio
+from dagmath_viz.schema import InputError
 
 __all__ = [
     "AnswerChecker",
@@ -219,23 +222,22 @@ def _read_verdicts(path: Path) -> tuple[dict[tuple[str, str], Verdict], int]:
     A missing or unreadable file holds none; a torn or foreign line is ignored.
     """
     try:
-        data = path.read_bytes()
-    except OSError:
-        data = b""
+        documents = list(jsonio.read_jsonl(path))
+    except InputError:
+        return {}, 0  # no cache yet, or an unreadable one: start empty
     verdicts: dict[tuple[str, str], Verdict] = {}
-    lines = data.splitlines()
-    for line in lines:
+    for document in documents:
         try:
-            ref, pred, ok, reason = orjson.loads(line)
-        except (orjson.JSONDecodeError, TypeError, ValueError):
-            continue
+            ref, pred, ok, reason = document.value
+        except (TypeError, ValueError):
+            continue  # a torn or foreign line (or an InputError): ignore it
         if (
             isinstance(ref, str)
             and isinstance(pred, str)
             and (reason, ok) in (("verified", True), ("different", False))
         ):
             verdicts.setdefault((ref, pred), Verdict(ok, reason))
-    return verdicts, len(lines)
+    return verdicts, len(documents)
 
 
 class _exclusive_lock:  # noqa: N801 - used as a context manager, like a function
@@ -268,43 +270,6 @@ class _exclusive_lock:  # noqa: N801 - used as a context manager, like a functio
         if self.fd is not None:
             os.close(self.fd)  # closing releases the lock
             self.fd = None
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where Linux allows."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)  # elsewhere: the classic read-and-restore
-    os.umask(mask)
-    return mask
-
-
-def _replace_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it and a rename.
-
-    The new file gets the mode a plain ``open`` would give (0666 less the umask), not the
-    temporary file's 0600. A failure leaves the old file and no temporary one.
-    """
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            if hasattr(os, "fchmod"):  # POSIX
-                os.fchmod(out.fileno(), 0o666 & ~_umask())
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 class AnswerChecker:
@@ -503,7 +468,7 @@ class AnswerChecker:
                     merged.setdefault((ref, pred), verdict)
                 if len(merged) == len(on_disk) == lines:
                     return  # nothing new, nothing to compact
-                _replace_file(
+                jsonio.write_atomic(  # a rename: readers see the old file or the new one
                     self.cache_file,
                     b"".join(
                         orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n"
