@@ -15,6 +15,7 @@ categories need the steps, so they are computed when the source can be read and 
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -97,6 +98,7 @@ class SourceReader:
         self.roots = tuple(roots)
         self.max_files = max_files
         self._files: OrderedDict[Path, list[Trajectory]] = OrderedDict()
+        self._lock = threading.Lock()  # one reader serves every session of a data source
 
     def locate(self, file: str) -> Path | None:
         """The existing path a source file names, or ``None``."""
@@ -134,7 +136,8 @@ class SourceReader:
         path = self.locate(ref.file)
         if path is None:
             return None, f"source file not found: {ref.file}"
-        trajectories = self._trajectories(path)
+        with self._lock:
+            trajectories = self._trajectories(path)
         if not trajectories:
             return None, f"no trajectory could be read from {path}"
         found = None
