@@ -133,11 +133,18 @@ def auc_figure(
 
 
 def stat_distribution_figure(
-    df: pd.DataFrame, stat: str, x: str, color: str = "model", kind: str = "box"
+    df: pd.DataFrame,
+    stat: str,
+    x: str,
+    color: str = "model",
+    kind: str = "box",
+    custom_data: list[str] | None = None,
 ) -> go.Figure:
     """Distribution of one graph statistic, stratified by ``x`` and coloured by ``color``.
 
-    Density is shown in percent, as in the paper.
+    Density is shown in percent, as in the paper. Outliers are drawn as points; with
+    ``custom_data`` (column names) each point carries those values, so a selected outlier
+    can name the trajectory behind it.
     """
     if stat not in GRAPH_STATS:
         raise ValueError(f"unknown statistic {stat!r}")
@@ -152,7 +159,7 @@ def stat_distribution_figure(
     plot = px.violin if kind == "violin" else px.box
     fig = plot(
         data, x=x, y=stat, color=color, category_orders={x: order},
-        color_discrete_map=colours,
+        color_discrete_map=colours, custom_data=custom_data, points="outliers",
         labels={stat: STAT_LABELS[stat], x: x.replace("_", " "), color: color},
         title=f"{STAT_LABELS[stat]} by {x.replace('_', ' ')}",
     )  # fmt: skip

@@ -29,6 +29,8 @@ __all__ = [
     "UNKNOWN",
     "SourceRef",
     "SourceReader",
+    "dead_end_category_counts",
+    "missing_sources",
     "parse_source",
     "scored_dead_end_table",
 ]
@@ -196,3 +198,25 @@ def scored_dead_end_table(
             text, category = known.get(sid, ("", UNKNOWN))
             out.append((rec.model, rec.dataset, rec.problem_id, rec.sample_id, sid, text, category))
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def missing_sources(records: pd.DataFrame, reader: SourceReader) -> list[str]:
+    """Source files named by ``records`` that cannot be found (each once, sorted)."""
+    files = {ref.file for ref in map(parse_source, records["source"].dropna()) if ref}
+    return sorted(f for f in files if reader.locate(f) is None)
+
+
+def dead_end_category_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Dead ends per model and category, :data:`UNKNOWN` included when present, and total.
+
+    Columns: ``model``, every category of :data:`dagmath_viz.deadends.CATEGORIES`, then
+    ``unknown`` if any dead end's category is unknown, then ``total`` (the sum of them all).
+    """
+    from dagmath_viz.deadends import CATEGORIES
+
+    cats = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
+    counts = table.groupby(["model", "category"]).size().unstack("category", fill_value=0)
+    counts = counts.reindex(columns=cats, fill_value=0)
+    counts["total"] = counts.sum(axis=1)
+    counts.columns.name = None
+    return counts.reset_index()

@@ -15,7 +15,10 @@ if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
 
-grouped = common.derived("with_difficulty", lambda: tables.with_difficulty_group(df))
+# "row": the corpus row behind each point, so that a clicked outlier opens its trajectory
+grouped = common.derived(
+    "with_difficulty", lambda: tables.with_difficulty_group(df.assign(row=range(len(df))))
+)
 has_difficulty = grouped["difficulty_group"].notna().any()
 controls = st.columns([3, 2, 2])
 stat = controls[0].radio(
@@ -36,15 +39,36 @@ if has_difficulty:
 else:
     st.caption("No difficulty is known for these data, so they are stratified by dataset.")
     x, strat = "dataset", data
-st.plotly_chart(figures.stat_distribution_figure(strat, stat, x=x, kind=kind), width="stretch")
+st.caption("Click an outlier point to open its trajectory.")
+
+
+def _outlier_chart(data, x: str, name: str) -> None:
+    """A distribution chart whose outlier points open the trajectory behind them."""
+    nonce = st.session_state.get("dist_n", 0)
+    event = st.plotly_chart(
+        figures.stat_distribution_figure(data, stat, x=x, kind=kind, custom_data=["row"]),
+        width="stretch",
+        on_select="rerun",
+        selection_mode="points",
+        key=f"dist_{name}_{nonce}",
+    )
+    for point in event.selection.points if event is not None else []:
+        custom = point.get("customdata")
+        if custom:
+            rec = df.iloc[int(custom[0])]
+            st.session_state["dist_n"] = nonce + 1  # a fresh chart when coming back
+            common.open_trajectory(
+                rec["model"], rec["dataset"], rec["problem_id"], int(rec["sample_id"])
+            )
+
+
+_outlier_chart(strat, x, "strata")
 
 st.subheader("By cohort")
 st.caption("Cohorts overlap as in the paper: All, Incorrect, Correct (right answer), Perfect.")
-long = common.derived("cohort_long", lambda: tables.cohort_long(df))
+long = common.derived("cohort_long", lambda: tables.cohort_long(df.assign(row=range(len(df)))))
 long = long[long["model"].isin(chosen)]
-st.plotly_chart(
-    figures.stat_distribution_figure(long, stat, x="cohort", kind=kind), width="stretch"
-)
-summary = long.groupby(["model", "cohort"])[stat].describe().reset_index()
+_outlier_chart(long, "cohort", "cohort")
+summary = long.drop(columns="row").groupby(["model", "cohort"])[stat].describe().reset_index()
 st.dataframe(summary, hide_index=True, width="stretch")
 common.download(summary, f"{stat}_by_cohort.csv", "Download the summary (CSV)")

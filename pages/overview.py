@@ -21,7 +21,17 @@ if df.empty:
 
 board = common.derived("leaderboard", lambda: tables.leaderboard(df, n_boot=1000))
 st.subheader("Leaderboard")
-st.dataframe(tables.leaderboard_display(board), hide_index=True, width="stretch")
+st.caption("Click a row to list its trajectories.")
+lb_key = f"ov_board{st.session_state.get('ov_board_n', 0)}"
+shown_board = tables.leaderboard_display(board)
+picked = st.dataframe(
+    shown_board, hide_index=True, width="stretch",
+    on_select="rerun", selection_mode="single-row", key=lb_key,
+)  # fmt: skip
+if picked is not None and picked.selection.rows:
+    chosen_row = shown_board.iloc[picked.selection.rows[0]]
+    st.session_state["ov_board_n"] = st.session_state.get("ov_board_n", 0) + 1
+    common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
 common.download(board, "leaderboard.csv", "Download the leaderboard (CSV, fractions)")
 
 st.subheader("AUC curves")
@@ -43,5 +53,14 @@ left, right = st.columns([3, 2])
 with left:
     st.plotly_chart(figures.class_counts_figure(counts), width="stretch")
 with right:
-    st.dataframe(counts, hide_index=True, width="stretch")
+    cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
+    picked = st.dataframe(
+        counts, hide_index=True, width="stretch",
+        on_select="rerun", selection_mode="single-row", key=cc_key,
+    )  # fmt: skip
+    st.caption("Click a row to list its trajectories.")
+    if picked is not None and picked.selection.rows:
+        chosen_row = counts.iloc[picked.selection.rows[0]]
+        st.session_state["ov_counts_n"] = st.session_state.get("ov_counts_n", 0) + 1
+        common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
     common.download(counts, "class_counts.csv", "Download the class counts (CSV)")
