@@ -149,7 +149,8 @@ def test_model_names_reach_plotly_escaped_everywhere():
     pp = pd.DataFrame({"model": [BEACON, "b"], "dataset": ["d", "d"],
                        "problem_id": [BEACON, BEACON], "prr": [0.5, 1.0]})  # fmt: skip
     counts = pd.DataFrame({"model": [BEACON], "dataset": [BEACON], "perfect": [1],
-                           "imperfect": [0], "incorrect": [0], "illegal": [0], "unscored": [0]})  # fmt: skip
+                           "imperfect": [0], "incorrect": [0], "illegal": [0],
+                           "unscored": [0]})  # fmt: skip
     de = pd.DataFrame({"model": [BEACON], "commentary": [1], "total": [1]})
     figs = [
         figures.auc_figure(curve, title=f"AUC on {BEACON}"),
