@@ -130,17 +130,22 @@ def sidebar_data_source() -> Corpus | None:
         st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
         st.caption(f"{len(corpus):,} trajectories from {corpus.files_read:,} files")
-        if st.button(
-            "Reload from disk", help="Read this data source's files again (other sources stay)"
-        ):
-            # only this source's entries: other users may be reading other sources
-            corpus_for.clear(source_id, paths, answers, label)
-            clear_derived(source_id)
-            source_reader.clear(source_id, paths)
-            st.rerun()
+        st.button(
+            "Reload from disk",
+            help="Read this data source's files again (other sources stay cached)",
+            on_click=_reload,
+            args=(source_id, paths, answers, label),
+        )
     if len(corpus) == 0:
         st.warning(escape_markdown(f"No trajectories found in {label}."))
     return corpus
+
+
+def _reload(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> None:
+    """Forget one data source's cached corpus and tables (other users' sources stay)."""
+    corpus_for.clear(source_id, paths, answers, label)
+    clear_derived(source_id)
+    source_reader.clear(source_id, paths)
 
 
 def load_problems_panel(corpus: Corpus) -> None:
