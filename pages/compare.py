@@ -109,10 +109,7 @@ if problem is not None:
                 if key not in st.session_state and samples:
                     st.session_state[key] = int(_default_sample(rows, i))
                 head = st.columns([3, 2])
-                head[0].markdown(
-                    f":material/circle: **{escape_markdown(model)}**",
-                    help="Model colour on every chart: " + figures.model_colour(model),
-                )
+                head[0].text(model)  # plain text: a name is never markup nor a link
                 with head[1]:
                     sample = common.select("Sample", samples, key)
                 if sample is None:

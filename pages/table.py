@@ -33,14 +33,16 @@ datasets = row1[1].multiselect("Dataset", sorted(table["dataset"].unique()), key
 present = [c for c in CLASSES if c in set(table["class"])]
 classes = row1[2].multiselect("Class", present, key="tt_classes")
 correct = row1[3].multiselect("Final answer", list(CORRECTNESS), key="tt_correct")
-row2 = st.columns([4, 2, 1, 1, 2, 1])
+row2 = st.columns([4, 2, 1, 1, 2, 2])
 query = row2[0].text_input("Search", key="tt_query", placeholder="text in steps and thinking")
 problems_text = row2[1].text_input("Problems", key="tt_problems", placeholder="e.g. 3, 17")
 lo, hi = int(table["steps"].min()), int(table["steps"].max())
 min_steps = row2[2].number_input("Min steps", lo, hi, lo, key="tt_min_steps")
 max_steps = row2[3].number_input("Max steps", lo, hi, hi, key="tt_max_steps")
 by = row2[4].selectbox("Sort by", SORTABLE, index=SORTABLE.index("steps"), key="tt_sort")
-descending = row2[5].toggle("Descending", value=True, key="tt_desc")
+with row2[5]:
+    st.write("")  # line the toggle up with the boxes beside it
+    descending = st.toggle("Descending", value=True, key="tt_desc")
 st.caption(searched)
 
 problems = tuple(p.strip() for p in problems_text.split(",") if p.strip())
@@ -64,7 +66,7 @@ event = st.dataframe(
     shown,
     hide_index=True,
     width="stretch",
-    height=560,
+    height=min(560, 38 + 35 * max(len(shown), 1)),
     on_select="rerun",
     selection_mode="single-row",
     key=grid,
