@@ -241,10 +241,9 @@ def per_problem_scatter(
     )  # fmt: skip
     fig.update_layout(
         **_LAYOUT,
-        title=f"Per-problem {label}: {text(model_a)} against {text(model_b)}"
-        " (marker size and number: problems at that point)",
-        xaxis={"title": f"{label}: {text(model_a)}", "range": [-0.05, 1.05]},
-        yaxis={"title": f"{label}: {text(model_b)}", "range": [-0.05, 1.05]},
+        title=f"Per-problem {label}: A against B",
+        xaxis={"title": f"{label} of A: {text(model_a)}", "range": [-0.05, 1.05]},
+        yaxis={"title": f"{label} of B: {text(model_b)}", "range": [-0.05, 1.05]},
     )
     return fig
 

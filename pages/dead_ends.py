@@ -103,6 +103,7 @@ page["open"] = [
         strict=True,
     )
 ]
+page = page[["model", "dataset", "problem_id", "sample_id", "step_id", "category", "text", "open"]]
 st.caption("Click a row to open its trajectory at that step (or “view ↗” for a new tab).")
 grid = f"de_grid{st.session_state.get('de_grid_n', 0)}"
 event = st.dataframe(
