@@ -11,7 +11,8 @@ Two rules hold for every figure:
   other data-derived string is passed through :func:`text` (``html.escape``) first; plotly
   turns the entities back into the same characters on screen.
 - **One colour per model, from its name** (:func:`model_colour`, a stable hash into
-  :data:`MODEL_PALETTE`), the same on every page whatever else is loaded. Classes,
+  :data:`MODEL_PALETTE`; :func:`assign_model_colours` moves a model whose slot another
+  model of the same source already holds to the next free one), the same on every page. Classes,
   dead-end categories and overlap types have their own palettes, never the model one.
 """
 
@@ -35,6 +36,7 @@ __all__ = [
     "MODEL_PALETTE",
     "OVERLAP_COLOURS",
     "STAT_LABELS",
+    "assign_model_colours",
     "auc_figure",
     "class_counts_figure",
     "dead_end_counts_figure",
@@ -104,20 +106,52 @@ def model_colour(model: str) -> str:
     return MODEL_PALETTE[int.from_bytes(digest, "big") % len(MODEL_PALETTE)]
 
 
-def model_colours(models: Iterable[str]) -> dict[str, str]:
-    """``{escaped model name: colour}``, for ``color_discrete_map`` on escaped data."""
-    return {text(m): model_colour(m) for m in models}
+def assign_model_colours(models: Iterable[str]) -> dict[str, str]:
+    """``{model: colour}`` for every model of a data source, no two alike (up to 24).
+
+    Each model takes :func:`model_colour` (its name's own slot) unless an earlier model,
+    in name order, holds that colour already; then it takes the next free slot. So a
+    model's colour depends only on its name and on which names share its source, never
+    on the page, the plot or the order the models appear in; and two models of one
+    source only share a colour when there are more models than colours.
+    """
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    n = len(MODEL_PALETTE)
+    for model in sorted({str(m) for m in models}):
+        first = MODEL_PALETTE.index(model_colour(model))
+        colour = next(
+            (MODEL_PALETTE[(first + k) % n] for k in range(n) if MODEL_PALETTE[(first + k) % n]
+             not in used),
+            MODEL_PALETTE[first],
+        )  # fmt: skip
+        out[model] = colour
+        used.add(colour)
+    return out
+
+
+def model_colours(models: Iterable[str], colours: dict[str, str] | None = None) -> dict[str, str]:
+    """``{escaped model name: colour}``, for ``color_discrete_map`` on escaped data.
+
+    ``colours`` is the data source's :func:`assign_model_colours`; without it the models
+    given are coloured among themselves.
+    """
+    models = [str(m) for m in models]
+    chosen = colours or assign_model_colours(models)
+    return {text(m): chosen.get(m) or model_colour(m) for m in models}
 
 
 def auc_figure(
-    curve: pd.DataFrame, title: str = "AUC curves: A(τ) against closeness τ"
+    curve: pd.DataFrame,
+    title: str = "AUC curves: A(τ) against closeness τ",
+    colours: dict[str, str] | None = None,
 ) -> go.Figure:
     """A(τ) per model (one line each; one panel per dataset when there are several).
 
     ``curve`` is :func:`dagmath_viz.metrics.auc_curve` output. A(0) is PASS@1, A(1) is R̂.
     """
     datasets = curve["dataset"].nunique() if "dataset" in curve else 1
-    colours = model_colours(curve["model"].unique()) if "model" in curve else None
+    colours = model_colours(curve["model"].unique(), colours) if "model" in curve else None
     curve = _texts(curve, ("model", "dataset"))
     fig = px.line(
         curve, x="tau", y="A", color="model" if "model" in curve else None,
@@ -139,6 +173,7 @@ def stat_distribution_figure(
     color: str = "model",
     kind: str = "box",
     custom_data: list[str] | None = None,
+    colours: dict[str, str] | None = None,
 ) -> go.Figure:
     """Distribution of one graph statistic, stratified by ``x`` and coloured by ``color``.
 
@@ -148,7 +183,7 @@ def stat_distribution_figure(
     """
     if stat not in GRAPH_STATS:
         raise ValueError(f"unknown statistic {stat!r}")
-    colours = model_colours(df[color].unique()) if color == "model" else None
+    colours = model_colours(df[color].unique(), colours) if color == "model" else None
     data = _texts(df, {"model", "dataset", color, x})
     if stat == "density":
         data[stat] = 100.0 * data[stat].astype(float)

@@ -245,6 +245,14 @@ def trajectory_of(corpus: Corpus, row: int) -> tuple[Trajectory | None, str | No
     return reader.read(rec["source"] or "", key)
 
 
+def model_colours() -> dict[str, str]:
+    """``{model: colour}`` for the loaded data source: the same on every page."""
+    from dagmath_viz.figures import assign_model_colours
+
+    models = st.session_state["_corpus"].scored["model"].unique()
+    return derived("model_colours", lambda: assign_model_colours(models))
+
+
 def download(df: pd.DataFrame, file_name: str, label: str = "Download CSV") -> None:
     """A CSV download button for a table (text that looks like a formula is neutralised)."""
     st.download_button(

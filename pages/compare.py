@@ -183,4 +183,7 @@ common.download(diff_table, "paired_differences.csv", "Download the differences 
 
 curve = metrics.auc_curve(df[df["model"].isin(models) & (df["dataset"] == dataset)])
 if not curve.empty:
-    st.plotly_chart(figures.auc_figure(curve, title=f"AUC curves on {dataset}"), width="stretch")
+    st.plotly_chart(
+        figures.auc_figure(curve, title=f"AUC curves on {dataset}", colours=common.model_colours()),
+        width="stretch",
+    )

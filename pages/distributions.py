@@ -46,7 +46,9 @@ def _outlier_chart(data, x: str, name: str) -> None:
     """A distribution chart whose outlier points open the trajectory behind them."""
     nonce = st.session_state.get("dist_n", 0)
     event = st.plotly_chart(
-        figures.stat_distribution_figure(data, stat, x=x, kind=kind, custom_data=["row"]),
+        figures.stat_distribution_figure(
+            data, stat, x=x, kind=kind, custom_data=["row"], colours=common.model_colours()
+        ),
         width="stretch",
         on_select="rerun",
         selection_mode="points",

@@ -39,7 +39,7 @@ curve = common.derived("auc_curve", lambda: metrics.auc_curve(df))
 if curve.empty:
     st.info("No trajectory has a reference answer, so there is no AUC curve.")
 else:
-    st.plotly_chart(figures.auc_figure(curve), width="stretch")
+    st.plotly_chart(figures.auc_figure(curve, colours=common.model_colours()), width="stretch")
     common.download(curve, "auc_curves.csv", "Download the AUC curves (CSV)")
 
 st.subheader("Graph statistics by cohort (the paper's Table 1)")

@@ -189,3 +189,26 @@ def test_overlapping_problems_become_one_sized_point():
     sizes = list(fig.data[0].marker.size)
     assert sizes[1] > sizes[0]
     assert list(fig.data[0].text) == ["", "3"]
+
+
+def test_models_of_one_source_never_share_a_colour():
+    names = [f"model-{i}" for i in range(60)]
+    # two names whose own slots collide
+    by_colour: dict[str, list[str]] = {}
+    for n in names:
+        by_colour.setdefault(figures.model_colour(n), []).append(n)
+    first, second = next(v for v in by_colour.values() if len(v) >= 2)[:2]
+    lone = next(v[0] for v in by_colour.values() if len(v) == 1)
+    chosen = [first, second, lone]
+    colours = figures.assign_model_colours(chosen)
+    assert len(set(colours.values())) == 3
+    assert colours[min(first, second)] == figures.model_colour(first)  # the first keeps it
+    assert colours[lone] == figures.model_colour(lone)  # uncontested: its own colour
+    assert figures.assign_model_colours(reversed(chosen)) == colours  # order does not matter
+    # 24 models: 24 different colours
+    assert len(set(figures.assign_model_colours(names[:24]).values())) == 24
+    # a figure given the source's colours uses them for a subset of its models
+    curve = pd.DataFrame({"model": [second] * 2, "dataset": ["d"] * 2, "tau": [0.0, 1.0],
+                          "A": [1.0, 0.5]})  # fmt: skip
+    fig = figures.auc_figure(curve, colours=colours)
+    assert fig.data[0].line.color == colours[second]
