@@ -63,7 +63,7 @@ st.caption(
 )
 grid = f"tt_grid{st.session_state.get('tt_grid_n', 0)}"
 event = st.dataframe(
-    shown,
+    shown.assign(closeness=100.0 * shown["closeness"]),  # shown in percent, one decimal
     hide_index=True,
     width="stretch",
     height=min(560, 38 + 35 * max(len(shown), 1)),
@@ -71,7 +71,7 @@ event = st.dataframe(
     selection_mode="single-row",
     key=grid,
     column_config={
-        "closeness": st.column_config.NumberColumn("closeness", format="percent"),
+        "closeness": st.column_config.NumberColumn("closeness (%)", format="%.1f"),
         "difficulty": st.column_config.NumberColumn("difficulty", format="%.1f"),
         "sample": st.column_config.NumberColumn("sample", format="%d"),
     },
@@ -82,4 +82,4 @@ if chosen:
     # a fresh grid next time: coming back here must not re-open this row at once
     st.session_state["tt_grid_n"] = st.session_state.get("tt_grid_n", 0) + 1
     common.open_trajectory(rec["model"], rec["dataset"], rec["problem"], int(rec["sample"]))
-common.download(shown, "trajectories.csv", "Download these rows (CSV)")
+common.download(shown, "trajectories.csv", "Download these rows (CSV, closeness a fraction)")

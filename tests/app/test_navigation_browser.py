@@ -74,3 +74,34 @@ def test_a_stale_link_names_what_is_missing(app_page, app_url):
     assert app_page.locator("iframe[data-testid=stIFrame]").count() == 0
     assert _params(app_page)["problem"] == "999"  # the URL still names what was asked
     save_screenshot(app_page, "nav_stale_link", full_page=False)
+
+
+def _click_first_row(page, grid) -> None:
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
+
+
+def test_a_dead_end_row_opens_its_trajectory_at_that_step(app_page, app_url):
+    _open(app_page, f"{app_url}/dead_ends")
+    grid = app_page.locator("[data-testid=stDataFrame]").last  # the list of dead ends
+    _click_first_row(app_page, grid)
+    app_page.wait_for_function("() => location.pathname.endsWith('/trajectory')")
+    wait_for_app(app_page)
+    params = _params(app_page)
+    assert {"model", "dataset", "problem", "sample", "step"} <= params.keys()
+    assert params["problem"] == _shown(app_page, "Problem")
+    assert app_page.locator("iframe[data-testid=stIFrame]").count() >= 1
+
+
+def test_a_leaderboard_row_lists_its_trajectories(app_page, app_url):
+    _open(app_page, app_url)
+    grid = app_page.locator("[data-testid=stDataFrame]").nth(1)  # after the problems panel
+    _click_first_row(app_page, grid)
+    app_page.wait_for_function("() => location.pathname.endsWith('/table')")
+    wait_for_app(app_page)
+    model_filter = app_page.locator("[data-testid=stMultiSelect]").filter(has_text="Model").first
+    assert "gsm-bfs" in model_filter.inner_text()  # the leaderboard's first row
+    assert "trajectories · click a row" in app_page.locator("body").inner_text()
+    save_screenshot(app_page, "nav_leaderboard_to_table", full_page=False)
