@@ -63,13 +63,20 @@ st.query_params.update(dataset=dataset)
 st.query_params["models"] = models
 
 GRAPH_HEIGHT = 460
+#: One zoom for every graph side by side (1 = 100 %), so that sizes compare.
+GRAPH_SCALE = 1.0
+try:  # the linked trajectory view takes a fixed scale; it is being built on another branch
+    from pages.graph_view import trajectory_view
+except ImportError:
+    trajectory_view = None
 
 
 def _draw_graph(traj, rec) -> None:
-    """The one place Compare draws a graph: every graph the same frame and settings.
-
-    Kept in one function so that a renderer with a fixed scale can replace it in one edit.
-    """
+    """The one place Compare draws a graph: every graph the same frame, settings and scale
+    (with the linked view; the older renderer fits each graph to its frame instead)."""
+    if trajectory_view is not None:
+        trajectory_view(traj, rec, height=GRAPH_HEIGHT + 70, scale=GRAPH_SCALE, show_steps=False)
+        return
     html = render_dag_html(
         traj,
         dead_ends=rec["dead_ends"],
