@@ -249,7 +249,8 @@ def per_problem_scatter(
     shown = points["problems"].map(
         lambda ids: ", ".join(text(i) for i in ids[:12]) + (" …" if len(ids) > 12 else "")
     )
-    size = 8 + 22 * (points["n"] / max(1, int(points["n"].max() or 1))) ** 0.5
+    most = int(points["n"].max()) if len(points) else 1  # no shared problem: no marker
+    size = 8 + 22 * (points["n"].astype(float) / max(1, most)) ** 0.5
     fig = go.Figure(
         go.Scatter(
             x=points["a"],

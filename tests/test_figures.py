@@ -212,3 +212,10 @@ def test_models_of_one_source_never_share_a_colour():
                           "A": [1.0, 0.5]})  # fmt: skip
     fig = figures.auc_figure(curve, colours=colours)
     assert fig.data[0].line.color == colours[second]
+
+
+def test_scatter_without_shared_problems_is_empty_not_an_error():
+    pp = pd.DataFrame({"model": ["a", "b"], "dataset": ["d", "d"], "problem_id": ["1", "2"],
+                       "prr": [0.5, 1.0]})  # fmt: skip
+    fig = figures.per_problem_scatter(pp, "a", "b", "prr")
+    assert list(fig.data[0].x) == [] and fig.data[-1].name == "equal"
