@@ -102,7 +102,9 @@ st.caption(
 problem = common.select(
     "Problem", problems, "cmp_problem", "problem", where=f"shared by these models on {dataset}"
 )
-if problem is not None:
+if problem is None:
+    st.info(f"These models share no problem on {escape_markdown(dataset)}.")
+else:
     st.query_params.update(problem=str(problem))
     numbered = list(enumerate(models))
     for start in range(0, len(models), 2):

@@ -56,6 +56,8 @@ def _outlier_chart(data, x: str, name: str) -> None:
     )
     for point in event.selection.points if event is not None else []:
         custom = point.get("customdata")
+        if isinstance(custom, dict):  # Streamlit sends plotly's array as {"0": value}
+            custom = [custom[k] for k in sorted(custom, key=int)]
         if custom:
             rec = df.iloc[int(custom[0])]
             st.session_state["dist_n"] = nonce + 1  # a fresh chart when coming back

@@ -105,3 +105,19 @@ def test_a_leaderboard_row_lists_its_trajectories(app_page, app_url):
     assert "gsm-bfs" in model_filter.inner_text()  # the leaderboard's first row
     assert "trajectories · click a row" in app_page.locator("body").inner_text()
     save_screenshot(app_page, "nav_leaderboard_to_table", full_page=False)
+
+
+def test_an_outlier_point_opens_its_trajectory(app_page, app_url):
+    _open(app_page, f"{app_url}/distributions")
+    point = app_page.locator(".js-plotly-plot .boxlayer .points path.point").first
+    try:
+        point.wait_for(state="attached", timeout=60_000)
+    finally:
+        save_screenshot(app_page, "nav_distributions", full_page=False)
+    point.scroll_into_view_if_needed()
+    point.click(force=True)
+    app_page.wait_for_function("() => location.pathname.endsWith('/trajectory')")
+    wait_for_app(app_page)
+    params = _params(app_page)
+    assert {"model", "dataset", "problem", "sample"} <= params.keys()
+    assert app_page.locator("iframe[data-testid=stIFrame]").count() >= 1
