@@ -235,10 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here, not at the top: `dagmath score` should not pay for pandas and the
     # logic package at start-up (their parsers only need argparse).
     from dagmath_viz.cli_simulate import add_simulate_parser
+    from dagmath_viz.generation.cli import register as register_generation
     from dagmath_viz.logic.cli import add_gsm_parser
 
     add_simulate_parser(sub)
     add_gsm_parser(sub)
+    register_generation(sub)
     return parser
 
 
