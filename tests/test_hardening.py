@@ -375,25 +375,22 @@ def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
     assert result.issues == ()
 
 
-def test_a_very_deep_graph_is_laid_out_here_not_by_vis_network():
-    """vis-network's hierarchical layout recurses once per level: a 2,800-step chain
-    overflows Chromium's stack and nothing is drawn. Deeper than MAX_LAYOUT_DEPTH, the
-    positions are computed by level here instead (one row per level, top-down)."""
-    from dagmath_viz.render import MAX_LAYOUT_DEPTH, render_dag_html
+def test_a_very_deep_graph_is_laid_out_in_reading_order():
+    """A 2,800-step chain (vis-network's recursive layout used to overflow Chromium's stack on
+    it) is laid out here, one row per step in reading order, every node placed."""
+    from dagmath_viz.layout import ROW_STEP
+    from dagmath_viz.render import render_dag_html
     from dagmath_viz.schema import Step, Trajectory
 
-    def nodes_and_layout(n: int) -> tuple[list[dict], dict]:
-        steps = tuple(Step(i, (i - 1,) if i > 1 else (), f"s{i}") for i in range(1, n + 1))
-        page = render_dag_html(Trajectory("m", "d", "1", 0, steps))
-        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page).group(1))
-        options = json.loads(re.search(r"var options = (\{.*?\});\s", page).group(1))
-        return nodes, options["layout"]
-
-    nodes, layout = nodes_and_layout(MAX_LAYOUT_DEPTH + 2)
-    assert layout["hierarchical"]["enabled"] is False and layout["improvedLayout"] is False
-    assert [(n["x"], n["y"]) for n in nodes[:3]] == [(0, 0), (0, 80), (0, 160)]
-    nodes, layout = nodes_and_layout(50)
-    assert layout["hierarchical"]["enabled"] is True and "x" not in nodes[0]
+    n = 2_802
+    steps = tuple(Step(i, (i - 1,) if i > 1 else (), f"s{i}") for i in range(1, n + 1))
+    page = render_dag_html(Trajectory("m", "d", "1", 0, steps))
+    block = re.search(r'id="dm-data">(.*?)</script>', page, re.S).group(1)
+    data = json.loads(block)
+    assert data["view"]["layout"] == "reading" and f'data-nodes="{n}"' in page
+    boxes = data["layouts"]["reading"]["boxes"]
+    assert [b[1] for b in boxes[:3]] == [0, ROW_STEP, 2 * ROW_STEP]
+    assert boxes[-1][1] == (n - 1) * ROW_STEP
 
 
 # --- uploads: the corpus's zips through the app's extraction ------------------------------------
