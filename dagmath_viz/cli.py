@@ -150,26 +150,28 @@ def _scored_frame(paths: Sequence[str], answers: str | None):
 
 def cmd_report(args: argparse.Namespace) -> int:
     from dagmath_viz.metrics import summarise
-    from dagmath_viz.tables import format_percent, leaderboard
+    from dagmath_viz.tables import format_percent, grouping_frame, report_table
 
     df = _scored_frame(args.paths, args.answers)
     by = [c.strip() for c in args.by.split(",") if c.strip()]
-    unknown = [c for c in by if c not in df.columns]
-    if unknown:
-        raise DagMathError(f"--by: unknown column(s) {', '.join(unknown)}")
-    if args.format == "json":
+    df = grouping_frame(df, by)  # adds derived columns (difficulty_group); refuses unknown ones
+    if args.format == "json" and args.table == "leaderboard":
         rows = summarise(df, by=by, n_boot=args.bootstrap)
         sys.stdout.buffer.write(
             orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY) + b"\n"
         )
         return 0
-    table = leaderboard(df, by=by, n_boot=args.bootstrap)
+    table = report_table(df, args.table, by, n_boot=args.bootstrap)
+    if args.format == "json":
+        sys.stdout.write(table.to_json(orient="records", indent=2) + "\n")
+        return 0
     if args.format == "csv":
         sys.stdout.write(table.to_csv(index=False))
         return 0
     shown = table.copy()
     for col in shown.columns:
-        if col in {"pass_at_1", "r_hat", "gap", "auc"} or col.endswith(("_low", "_high")):
+        rate = col in {"pass_at_1", "r_hat", "gap", "auc", "accuracy"}
+        if rate or col.endswith(("_low", "_high", "_mean", "_std")):
             shown[col] = shown[col].map(format_percent)
     sys.stdout.write(shown.to_string(index=False) + "\n")
     return 0
@@ -221,14 +223,27 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="aggregate scored JSONL (or raw trajectories)")
     report.add_argument("paths", nargs="+", metavar="SCORED.jsonl")
     report.add_argument("--answers", metavar="FILE", help="answers for raw trajectories")
-    report.add_argument("--by", default="model,dataset", help="grouping columns")
+    report.add_argument(
+        "--by",
+        default="model,dataset",
+        help="grouping columns, e.g. model,difficulty_group (group k holds difficulty (k-1, k])",
+    )
+    report.add_argument(
+        "--table",
+        choices=("leaderboard", "spread", "closeness", "shift"),
+        default="leaderboard",
+        help="leaderboard; spread: across-model std of PASS@1, R-hat, AUC within each group "
+        "(Table 2's Std row); closeness: accuracy by closeness bin; shift: Appendix F's "
+        "Correct -> Perfect shift of each graph statistic, with the gap",
+    )
     report.add_argument("--format", choices=("table", "csv", "json"), default="table")
     report.add_argument(
         "--bootstrap",
         type=int,
         default=1000,
         metavar="N",
-        help="bootstrap resamples for 95%% intervals (0 turns them off)",
+        help="0 turns the 95%% intervals off; any other value keeps them (they are now "
+        "Hall's skew-corrected t intervals over problems, not a bootstrap)",
     )
     report.set_defaults(func=cmd_report)
 

@@ -219,3 +219,16 @@ def test_scatter_without_shared_problems_is_empty_not_an_error():
                        "prr": [0.5, 1.0]})  # fmt: skip
     fig = figures.per_problem_scatter(pp, "a", "b", "prr")
     assert list(fig.data[0].x) == [] and fig.data[-1].name == "equal"
+
+
+def test_paper_figures_use_the_model_colours_and_escape_names():
+    from dagmath_viz import paper_figures
+
+    table = pd.DataFrame({"model": [BEACON, "b"], "difficulty_group": [1, 1],
+                          "pass_at_1": [0.5, 0.6], "r_hat": [0.2, 0.3],
+                          "auc": [0.4, 0.5]})  # fmt: skip
+    colours = figures.assign_model_colours([BEACON, "b", "c"])
+    fig = paper_figures.difficulty_figure(table, colours)
+    by_name = {t.name: t.line.color for t in fig.data}
+    assert by_name[figures.text(BEACON)] == colours[BEACON] and by_name["b"] == colours["b"]
+    assert '<span style=\\"background' not in fig.to_json()
