@@ -113,12 +113,12 @@ def test_compare_link_to_unknown_models_names_them(monkeypatch, logcount):
 
 
 def test_changing_dataset_moves_every_selector_with_the_page(monkeypatch):
-    at = _app(monkeypatch, None, model="sim-focus-1.0", dataset="arith-word", problem="104")
+    at = _app(monkeypatch, None, model="sim-focus-2.4", dataset="arith-word", problem="104")
     _page(at, "pages/trajectory.py")
     assert choice(at, "traj_problem").value == "104"
     choice(at, "traj_dataset").set_value("olympiad-lite").run()
     problem = choice(at, "traj_problem").value
-    engine = load_corpus([SAMPLE]).problems("sim-focus-1.0", "olympiad-lite")
+    engine = load_corpus([SAMPLE]).problems("sim-focus-2.4", "olympiad-lite")
     assert problem in engine and problem == engine[0]
     assert at.query_params["problem"] == problem  # the page shows the box's problem
     assert any(f"problem {problem}" in c or "Trajectory 1 of" in c for c in _text(at.caption))

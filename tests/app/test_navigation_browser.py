@@ -34,7 +34,7 @@ def _params(page) -> dict[str, str]:
 
 
 def test_problem_box_follows_a_dataset_change(app_page, app_url):
-    _open(app_page, f"{app_url}/trajectory?model=sim-focus-1.0&dataset=arith-word&problem=104")
+    _open(app_page, f"{app_url}/trajectory?model=sim-focus-2.4&dataset=arith-word&problem=104")
     assert _shown(app_page, "Problem") == "104"
     _box(app_page, "Dataset").click()
     app_page.get_by_role("option", name="olympiad-lite").click()
@@ -67,7 +67,7 @@ def test_a_table_row_opens_its_trajectory(app_page, app_url):
 
 
 def test_a_stale_link_names_what_is_missing(app_page, app_url):
-    _open(app_page, f"{app_url}/trajectory?model=sim-focus-1.0&dataset=arith-word&problem=999")
+    _open(app_page, f"{app_url}/trajectory?model=sim-focus-2.4&dataset=arith-word&problem=999")
     alert = app_page.locator("[data-testid=stAlert]").filter(has_text="999")
     assert alert.count() == 1
     assert "does not exist" in alert.inner_text()
