@@ -87,7 +87,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         if args.dask:
             return _score_on_dask(args, checker)
-        from dagmath_viz.parallel import score_paths
+        from dagmath_viz.pipeline import score_paths
 
         run = score_paths(
             args.paths,
@@ -95,6 +95,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             workers=args.workers,
             checker=checker,
             progress=_progress(sys.stderr),
+            exclude=[args.output, args.errors or "-"],  # never read this run's own output
         )
     finally:
         checker.save()
@@ -112,7 +113,9 @@ def _score_on_dask(args: argparse.Namespace, checker) -> int:
     # "local": a cluster of this machine's cores, to try the path; else a scheduler address
     client = Client(dashboard_address=None) if args.dask == "local" else Client(args.dask)
     with client:
-        run = score_on_dask(args.paths, answers=args.answers, checker=checker)
+        run = score_on_dask(
+            args.paths, answers=args.answers, checker=checker, exclude=[args.output]
+        )
         checker.save()
         return _finish_score(args, run)
 
@@ -137,7 +140,7 @@ def _finish_score(args: argparse.Namespace, run) -> int:
 
 
 def _scored_frame(paths: Sequence[str], answers: str | None):
-    from dagmath_viz.parallel import score_paths
+    from dagmath_viz.pipeline import score_paths
     from dagmath_viz.scoring import records_frame
 
     run = score_paths(paths, answers=answers)

@@ -36,9 +36,9 @@ from pyvis.network import Network
 
 from dagmath_viz import layout as geo
 from dagmath_viz.graph import StepGraph, dead_end_positions, depths
-from dagmath_viz.schema import Step, Trajectory
+from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.text import count_formulas, short_repr
-from dagmath_viz.validation import is_step_id, step_name, validate
+from dagmath_viz.validation import is_step_id, validate
 
 __all__ = [
     "KINDS",
@@ -267,7 +267,7 @@ def _model(
     graph = validation.graph
     n = graph.n_nodes
     dead = _dead_end_set(graph, dead_ends)
-    faulty = _faults_by_position(graph.ids, validation.faults)
+    faulty = _faults_by_position(graph.n_nodes, validation.faults)
     level = depths(graph)
     ghosts, extra_edges = _placeholders(traj, graph, level)
     shift = 1 if any(lv < 0 for _, lv in ghosts.values()) else 0
@@ -492,39 +492,20 @@ def _dead_end_set(graph: StepGraph, dead_ends: Iterable[int] | None) -> set[int]
     return {pos for pos, sid in enumerate(graph.ids) if is_step_id(sid) and sid in wanted}
 
 
-def _faults_by_position(ids: tuple[Any, ...], faults: Iterable[str]) -> dict[int, list[str]]:
-    """The fault messages naming each step (``step 3:``, ``step 'x':``, ``step at position 2:``,
-    ``cycle: 1 -> 2 -> 1``); the formats are those of :mod:`dagmath_viz.validation`."""
-    by_prefix: dict[str, set[int]] = {}
-    by_name: dict[str, set[int]] = {}
-    for pos, sid in enumerate(ids):
-        by_prefix.setdefault(step_name(sid) + ":", set()).add(pos)
-        by_name.setdefault(short_repr(sid), set()).add(pos)
+def _faults_by_position(n_steps: int, faults: Iterable[Fault]) -> dict[int, list[str]]:
+    """The fault messages naming each step, by the positions each fault records."""
     found: dict[int, list[str]] = {}
-    for msg in faults:
-        named: set[int] = set()
-        m = re.match(r"step at position (\d+):", msg)
-        if m:
-            if 0 < int(m.group(1)) <= len(ids):
-                named.add(int(m.group(1)) - 1)
-        elif msg.startswith("cycle: "):
-            for name in msg[len("cycle: ") :].split(" -> "):
-                named |= by_name.get(name, set())
-        else:
-            for colon in (i for i, ch in enumerate(msg) if ch == ":"):
-                hit = by_prefix.get(msg[: colon + 1])
-                if hit:
-                    named = hit
-                    break
-        for pos in named:
-            found.setdefault(pos, []).append(msg)
+    for fault in faults:
+        for pos in dict.fromkeys(fault.positions):
+            if 0 <= pos < n_steps:
+                found.setdefault(pos, []).append(fault.message)
     return found
 
 
 def _bad_references(traj: Trajectory) -> list[tuple[int, int | None, Any]]:
     """(child position, parent position or None, the cited value) for every reference
     validation drops: to an id that does not exist (or is not an integer), to itself, or
-    to a later step. Mirrors :func:`dagmath_viz.validation.build_graph`."""
+    to a later step. Mirrors :func:`dagmath_viz.validation.validate_steps`."""
     position: dict[int, int] = {}
     for i, step in enumerate(traj.steps):
         if is_step_id(step.step_id) and step.step_id not in position:

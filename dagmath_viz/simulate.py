@@ -40,9 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.answers import extract_boxed
 from dagmath_viz.schema import DagMathError, InputError, Step, UnsafePathError
-from dagmath_viz.validation import build_graph
+from dagmath_viz.validation import validate_steps
 
 __all__ = [
     "DEFAULT_MAX_STATES",
@@ -158,18 +159,10 @@ def load_task_dag(path: str | Path) -> TaskDag:
     Raises:
         TaskDagError: unreadable file, invalid JSON, or not a usable task DAG.
     """
-    path = Path(path)
     try:
-        data = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
-        raise TaskDagError(f"{path}: cannot read ({reason})") from None
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise TaskDagError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
-        ) from None
+        obj = jsonio.read_json(path)
+    except InputError as exc:  # read as every file is: BOM, nesting limit, located errors
+        raise TaskDagError(str(exc)) from None
     return parse_task_dag(obj, source=str(path))
 
 
@@ -235,10 +228,10 @@ def _parse_nodes(raw: Any, fail) -> tuple[TaskNode, ...]:
         if not isinstance(text, str) or not isinstance(edge, str):
             raise fail(f"step at position {i}: 'node' and 'edge' must be text")
         steps.append(Step(item.get("step_id"), tuple(parents or ()), text, edge))
-    checked = build_graph(tuple(steps))
+    checked = validate_steps(tuple(steps))
     if checked.faults:
         more = f" (and {len(checked.faults) - 1} more faults)" if len(checked.faults) > 1 else ""
-        raise fail(checked.faults[0] + more)
+        raise fail(checked.faults[0].message + more)
     return tuple(
         TaskNode(s.step_id, checked.graph.parents[i], s.text, s.justification)
         for i, s in enumerate(steps)

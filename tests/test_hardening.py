@@ -367,9 +367,9 @@ def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
     (tmp_path / "run" / "sub" / "loop").symlink_to(tmp_path / "run", target_is_directory=True)
     (tmp_path / "run" / "same.json").symlink_to(tmp_path / "run" / "sub" / "a.json")
     result = load_paths([tmp_path / "run"])
-    # the real file and the file link inside the folder; the folder links add nothing
+    # the real file, once: links inside the folder (to a file or a folder) add nothing
+    # (issue 16 item 10: a file link used to load its target twice)
     assert sorted(t.source for t in result.trajectories) == [
-        f"{tmp_path}/run/same.json:item 1",
         f"{tmp_path}/run/sub/a.json:item 1",
     ]
     assert result.issues == ()
@@ -557,3 +557,39 @@ def test_a_megabyte_of_boxes_is_read_in_linear_time():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=10)
     assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ every command reads alike
+
+
+def _dagmath(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run(  # the timeout is the hang guard
+        [sys.executable, "-m", "dagmath_viz", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_deep_json_is_one_line_in_score_and_simulate(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b"[" * 3000 + b"]" * 3000)
+    what = "line 1, column 1026: invalid JSON (depth limit exceeded)"
+    scored = _dagmath("score", str(deep), "-o", str(tmp_path / "o.jsonl"), "--no-cache")
+    assert f"dagmath: error: {deep}: file: {what}" in scored.stderr.splitlines()
+    simulated = _dagmath("simulate", str(deep), "--policy", "uniform", "--exact")
+    assert simulated.returncode == 1 and "Traceback" not in simulated.stderr
+    assert simulated.stderr.splitlines() == [f"dagmath: error: {deep}: {what}"]
+
+
+def test_gsm_solve_accepts_a_byte_order_mark(tmp_path):
+    problems = REPO / "sample_data" / "gsm" / "problems.jsonl"
+    first = problems.read_bytes().split(b"\n", 1)[0]
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + first + b"\n")
+    out = tmp_path / "solved.jsonl"
+    proc = _dagmath("gsm", "solve", str(bom), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 0

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.logic.chaining import forward_chain
 from dagmath_viz.logic.efficiency import (
     STRATEGIES,
@@ -234,20 +235,12 @@ def solve_record(problem_record: Mapping[str, Any], strategy: str) -> dict[str, 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSON-lines file of objects; raise InputError naming the file and line."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot read: {exc}") from None
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}: line {n}: not JSON: {exc.msg}") from None
+    for location, obj in jsonio.read_jsonl(p):  # BOM, nesting limit, located errors
+        if isinstance(obj, InputError):
+            raise InputError(f"{p}: {obj}")
         if not isinstance(obj, dict):
-            raise InputError(f"{p}: line {n}: expected a JSON object")
+            raise InputError(f"{p}: {location}: expected a JSON object")
         out.append(obj)
     return out
 
