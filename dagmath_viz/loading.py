@@ -479,6 +479,8 @@ def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[Path], list
 def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Regular files under ``root`` (sorted), and the links in it refused with the reason.
 
+    Anything whose name, or a folder's name on the way, starts with ``.`` is skipped.
+
     Links to folders are not followed (``rglob`` skips them); one that leads outside is
     refused, one that stays inside adds nothing its target does not already hold. A link
     that leads outside to nothing is ignored like any broken link; a loop is reported.
@@ -487,6 +489,10 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     found: list[Path] = []
     refused: list[tuple[Path, str]] = []
     for p in sorted(root.rglob("*")):
+        # dot-files and dot-folders are private state (a generate run's journal, temporary
+        # files, editor and VCS folders), never results
+        if any(part.startswith(".") for part in p.relative_to(root).parts):
+            continue
         if p.is_symlink():
             try:
                 target = p.resolve()

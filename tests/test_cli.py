@@ -193,7 +193,7 @@ def test_nothing_to_score_is_a_one_line_failure(tmp_path: Path) -> None:
     proc = dagmath("score", empty, "-o", out)
     assert proc.returncode != 0
     last = proc.stderr.splitlines()[-1]
-    assert last.startswith("dagmath score: error: nothing to score")
+    assert last.startswith("dagmath: error: nothing to score")
     assert not out.exists()
 
 
@@ -409,7 +409,7 @@ def test_errors_name_their_file_and_never_an_empty_one(capsys, tmp_path: Path) -
     )
     assert code == 1
     (line,) = err.splitlines()
-    assert line.startswith(f"dagmath score: error: {blocker}") and ": :" not in line
+    assert line.startswith(f"dagmath: error: {blocker}") and ": :" not in line
 
 
 def test_an_os_error_without_a_name_prints_only_its_reason() -> None:

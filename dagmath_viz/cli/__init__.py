@@ -38,6 +38,7 @@ COMMANDS = (
     "dagmath_viz.cli.simulate",
     "dagmath_viz.cli.app",
     "dagmath_viz.logic.cli",
+    "dagmath_viz.generation.cli",
 )
 
 
@@ -69,11 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else common.EXIT_USAGE
     args.extra = extra
     common.VERBOSITY = -1 if getattr(args, "quiet", False) else int(getattr(args, "verbose", 0))
-    prog = f"dagmath {args.command}"
+    prog = "dagmath"  # every runtime error reads "dagmath: error: ..."
     try:
         return int(args.func(args) or 0)
     except common.UsageError as exc:
-        _error(prog, f"{exc} (see '{prog} --help')")
+        _error(prog, f"{exc} (see 'dagmath {args.command} --help')")
         return common.EXIT_USAGE
     except common.NothingLoadedError as exc:
         _error(prog, exc)
@@ -87,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(prog, _os_error_text(exc))
         return common.EXIT_ERROR
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+        print("dagmath: interrupted", file=sys.stderr)
         return common.EXIT_INTERRUPTED
     except Exception as exc:  # a bug: say so in one line, and how to see more
         if common.VERBOSITY > 0:

@@ -1,0 +1,249 @@
+"""The ``dagmath generate`` and ``dagmath gold`` subcommands.
+
+``register(subparsers)`` adds both to the ``dagmath`` parser; their handlers return the
+exit code (0, or :data:`EXIT_FAILURES` when some samples or problems failed) and raise
+:class:`~dagmath_viz.schema.DagMathError` for anything the user must fix, which the
+``dagmath`` entry point prints as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from dagmath_viz.cli.common import EXIT_PARTIAL
+from dagmath_viz.schema import DagMathError, InputError
+
+__all__ = ["EXIT_FAILURES", "register"]
+
+#: Exit status when the run finished but some samples (or gold problems) failed.
+EXIT_FAILURES = EXIT_PARTIAL  # 4: results written, some failed (README exit codes)
+#: Environment variable that scales every retry wait (tests set it small).
+BACKOFF_ENV = "DAGMATH_RETRY_BASE_SECONDS"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be positive")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("problems", metavar="PROBLEMS", help="problems: .jsonl, .json or .csv")
+    parser.add_argument(
+        "--base-url",
+        required=True,
+        metavar="URL",
+        help="the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1",
+    )
+    parser.add_argument("--model", required=True, metavar="NAME", help="model name to request")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="output folder")
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=8, metavar="K", help="requests in flight"
+    )
+    parser.add_argument(
+        "--dataset", metavar="NAME", help="data-set name (default: the problems file's stem)"
+    )
+    parser.add_argument("--temperature", type=float, default=None, metavar="T")
+    parser.add_argument("--max-tokens", type=_positive_int, default=None, metavar="M")
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable holding the API key (default: OPENAI_API_KEY; a local "
+        "server needs none)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="per request (default 600)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=6,
+        metavar="N",
+        help="resends after 429, 5xx, timeouts and dropped connections (default 6)",
+    )
+    parser.add_argument(
+        "--attempts",
+        type=_positive_int,
+        default=3,
+        metavar="N",
+        help="replies asked for when one has no usable JSON or is cut off (default 3)",
+    )
+    parser.add_argument(
+        "--no-structured",
+        action="store_true",
+        help="do not send response_format (plain JSON text is asked for instead)",
+    )
+
+
+def register(subparsers) -> None:
+    """Add ``generate`` and ``gold`` to the ``dagmath`` subcommands."""
+    gen = subparsers.add_parser(
+        "generate",
+        help="sample DAG-MATH trajectories from a model behind an OpenAI-compatible API",
+        description="Ask a model for DAG-MATH formatted solutions and write them where "
+        "`dagmath score OUT_DIR` reads them. Rerunning the same command resumes.",
+    )
+    _common(gen)
+    gen.add_argument("--samples", type=_positive_int, default=1, metavar="N", help="per problem")
+    gen.add_argument(
+        "--system-prompt",
+        metavar="FILE",
+        help="use this system prompt instead of the built-in one",
+    )
+    gen.set_defaults(func=cmd_generate)
+
+    gold = subparsers.add_parser(
+        "gold",
+        help="build gold DAGs from reference solutions (nodes, parents, edges)",
+        description="The three-stage gold construction: nodes from the reference solution, "
+        "then each node's parents, then each edge's justification. PROBLEMS need "
+        "'solution' and 'answer'.",
+    )
+    _common(gold)
+    gold.add_argument(
+        "--edge-model", metavar="NAME", help="model for stage 3, the edges (default: --model)"
+    )
+    gold.add_argument(
+        "--stage-attempts",
+        type=_positive_int,
+        default=4,
+        metavar="N",
+        help="samples per stage before a problem is given up (default 4)",
+    )
+    gold.set_defaults(func=cmd_gold)
+
+
+def _api_key(args: argparse.Namespace) -> str | None:
+    if args.api_key_env:
+        value = os.environ.get(args.api_key_env)
+        if not value:
+            raise DagMathError(f"--api-key-env: the variable {args.api_key_env} is not set")
+        return value
+    return os.environ.get("OPENAI_API_KEY") or None
+
+
+def _policy(args: argparse.Namespace):
+    from dagmath_viz.generation.client import RetryPolicy
+
+    base = 1.0
+    if os.environ.get(BACKOFF_ENV):
+        try:
+            base = float(os.environ[BACKOFF_ENV])
+        except ValueError:
+            raise DagMathError(f"{BACKOFF_ENV} must be a number of seconds") from None
+    return RetryPolicy(
+        transport_retries=max(args.retries, 0),
+        content_attempts=args.attempts,
+        base_delay=base,
+        max_delay=max(60.0 * base, base),
+        timeout=args.timeout,
+    )
+
+
+def _out_dir(args: argparse.Namespace) -> Path:
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a folder")
+    return out
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from dagmath_viz.generation.generate import FAILURES_FILE, GenerateConfig, run_generate
+    from dagmath_viz.generation.problems import read_problems
+    from dagmath_viz.generation.prompts import DEFAULT_SYSTEM_PROMPT
+
+    problems = read_problems(args.problems)  # every fault is found before any request
+    if args.system_prompt:
+        try:
+            system_prompt = Path(args.system_prompt).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(
+                f"{args.system_prompt}: cannot read the system prompt ({exc})"
+            ) from None
+        source = f"file {Path(args.system_prompt).name}"
+    else:
+        system_prompt, source = DEFAULT_SYSTEM_PROMPT, "default"
+    config = GenerateConfig(
+        base_url=args.base_url,
+        model=args.model,
+        out_dir=_out_dir(args),
+        dataset=args.dataset or Path(args.problems).stem,
+        system_prompt=system_prompt,
+        system_prompt_source=source,
+        samples=args.samples,
+        concurrency=args.concurrency,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        api_key=_api_key(args),
+        structured=not args.no_structured,
+        policy=_policy(args),
+    )
+    summary = run_generate(problems, config, sys.stderr)
+    print(f"dagmath: generate: {summary.line()}", file=sys.stderr)
+    if summary.failures:
+        print(
+            f"dagmath: error: {len(summary.failures)} samples failed; reasons in "
+            f"{config.out_dir / FAILURES_FILE} (rerun the same command to retry them)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURES
+    return 0
+
+
+def cmd_gold(args: argparse.Namespace) -> int:
+    from dagmath_viz.generation.gold import GoldConfig, run_gold
+    from dagmath_viz.generation.problems import read_problems
+
+    problems = read_problems(args.problems)
+    missing = [p.key for p in problems if not p.solution or not p.answer]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise InputError(
+            f"{args.problems}: gold construction needs 'solution' and 'answer' for every "
+            f"problem; missing for {shown}"
+        )
+    config = GoldConfig(
+        base_url=args.base_url,
+        model=args.model,
+        edge_model=args.edge_model or args.model,
+        out_dir=_out_dir(args),
+        dataset=args.dataset or Path(args.problems).stem,
+        concurrency=args.concurrency,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        api_key=_api_key(args),
+        structured=not args.no_structured,
+        policy=_policy(args),
+        stage_attempts=args.stage_attempts,
+    )
+    summary = run_gold(problems, config, sys.stderr)
+    print(f"dagmath: gold: {summary.line()}", file=sys.stderr)
+    if summary.failures:
+        print(
+            f"dagmath: error: {len(summary.failures)} problems got no gold DAG; reasons in "
+            f"{config.out_dir / 'failures.csv'}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURES
+    return 0

@@ -1,0 +1,391 @@
+"""One chat-completions call that returns JSON, with every retry a long run needs.
+
+The call goes through the ``openai`` client (``AsyncOpenAI``) over HTTP to any
+OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, OpenAI itself). The client's
+own retries are switched off so that this module alone decides:
+
+- **transport faults** (429, 5xx, timeouts, dropped connections): wait and resend, up to
+  ``RetryPolicy.transport_retries`` times; a 429's ``Retry-After`` is honoured, otherwise
+  the wait grows exponentially with random jitter;
+- **content faults** (no JSON in the reply, a reply cut off at ``max_tokens``, JSON of the
+  wrong shape): ask again, up to ``RetryPolicy.content_attempts`` replies in all;
+- **a server that refuses ``response_format``** (HTTP 400/422 while structured output is
+  on): resend the request without it; when that succeeds, switch to plain text for the
+  rest of the run and say so once (a 400 that the plain request gets too, such as a prompt
+  too long, fails only its own sample);
+- **401, 403, 404**: every request would fail the same way, so the run stops
+  (:class:`FatalAPIError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from dagmath_viz.schema import DagMathError
+
+__all__ = [
+    "CallFailed",
+    "ChatClient",
+    "FatalAPIError",
+    "Reply",
+    "RetryPolicy",
+    "extract_json",
+    "public_url",
+]
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.S)
+#: How many '{' positions the prose scan tries before giving up (keeps it linear-ish).
+_MAX_SCAN = 200
+
+
+class FatalAPIError(DagMathError):
+    """The server refuses every request the same way (bad key, unknown model or URL)."""
+
+
+class CallFailed(Exception):
+    """One request gave up after its retries; ``reason`` says why, for the failures file."""
+
+    def __init__(self, reason: str, attempts: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounds on retrying. ``base_delay`` seconds doubles per transport retry (with jitter)
+    up to ``max_delay``; ``Retry-After`` is honoured up to ``max_delay`` too."""
+
+    transport_retries: int = 6
+    content_attempts: int = 3
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    timeout: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A successful call: the parsed JSON and what it cost."""
+
+    value: Any
+    text: str
+    finish_reason: str | None
+    reasoning: str
+    attempts: int
+
+
+@dataclass
+class Usage:
+    """Running totals over every reply received (retried ones included: they are billed)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    transport_retries: int = 0
+    content_retries: int = 0
+
+
+def public_url(url: str) -> str:
+    """``url`` without user, password, query or fragment: safe to write in a manifest.
+
+    >>> public_url("https://user:secret@api.example.com/v1?key=abc")
+    'https://api.example.com/v1'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def extract_json(text: str, required_key: str | None = None) -> Any:
+    """The JSON object in a reply: the whole text, a ```json fence, or one inside prose.
+
+    With ``required_key``, an object lacking that key is passed over in favour of a later
+    one (a reasoning model may write braces in its thoughts before the answer).
+    Returns ``None`` when there is none.
+
+    >>> extract_json('Sure! ```json\\n{"steps": []}\\n``` Hope it helps.')
+    {'steps': []}
+    >>> extract_json('I think {x} so: {"steps": [1]} done', "steps")
+    {'steps': [1]}
+    """
+
+    def wanted(obj: Any) -> bool:
+        if required_key is None:
+            return isinstance(obj, dict | list)
+        return isinstance(obj, dict) and required_key in obj
+
+    stripped = text.strip()
+    candidates = [stripped, *(m.group(1) for m in _FENCE.finditer(text))]
+    for candidate in candidates:
+        try:
+            obj = json.loads(candidate)
+        except ValueError:
+            continue
+        if wanted(obj):
+            return obj
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    tries = 0
+    while start != -1 and tries < _MAX_SCAN:
+        tries += 1
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        if wanted(obj):
+            return obj
+        start = text.find("{", end)
+    return None
+
+
+def _retry_after(exc: Any) -> float | None:
+    """Seconds a 429/503 asks us to wait (``retry-after-ms``, ``retry-after`` seconds or
+    HTTP date), or ``None``."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _short(text: Any, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def _status_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        message = err.get("message") if isinstance(err, dict) else err
+        if message:
+            return _short(message)
+    return _short(getattr(exc, "message", exc))
+
+
+@dataclass
+class ChatClient:
+    """Chat-completions calls to one model on one server, with retries (see module doc).
+
+    ``notice`` receives one-line messages meant for the user (the plain-text fallback).
+    ``structured`` is shared by every call: once a server refuses ``response_format``,
+    no later call sends it.
+    """
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    structured: bool = True
+    temperature: float | None = None
+    max_tokens: int | None = None
+    notice: Callable[[str], None] = print
+    usage: Usage = field(default_factory=Usage)
+    _client: Any = None
+
+    def _openai(self) -> Any:
+        if self._client is None:
+            try:
+                from openai import AsyncOpenAI
+            except ImportError as exc:  # pragma: no cover - a broken install
+                raise DagMathError(f"the 'openai' package is needed ({exc})") from None
+            # Local servers need no key, but the client insists on one: any placeholder.
+            self._client = AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.api_key or "no-key",
+                max_retries=0,
+                timeout=self.policy.timeout,
+            )
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def json_call(
+        self,
+        messages: list[dict[str, str]],
+        schema_name: str,
+        schema: dict[str, Any],
+        check: Callable[[Any], str | None],
+        required_key: str | None = None,
+    ) -> Reply:
+        """Send ``messages`` until a reply holds JSON that ``check`` accepts.
+
+        ``check`` returns ``None`` for an acceptable value, else the reason it is not
+        (the call asks again, up to the content-attempt bound).
+
+        Raises:
+            CallFailed: transport or content retries are exhausted, or the server rejects
+                this request (HTTP 400 in plain-text mode, e.g. a prompt too long).
+            FatalAPIError: 401, 403 or 404: no request can succeed.
+        """
+        reason = "no reply"
+        attempts = 0
+        for _ in range(self.policy.content_attempts):
+            attempts += 1
+            completion = await self._send(messages, schema_name, schema, attempts)
+            choice = completion.choices[0] if completion.choices else None
+            if choice is None:
+                reason = "the reply had no choices"
+                self.usage.content_retries += 1
+                continue
+            message = choice.message
+            text = (message.content if message is not None else None) or ""
+            reasoning = _reasoning(message)
+            if choice.finish_reason == "length":
+                reason = "the reply was cut off at max_tokens (finish_reason 'length')"
+                self.usage.content_retries += 1
+                continue
+            value = extract_json(text, required_key)
+            if value is None:
+                reason = f"no JSON object in the reply: {_short(text, 80)!r}"
+                self.usage.content_retries += 1
+                continue
+            problem = check(value)
+            if problem is not None:
+                reason = problem
+                self.usage.content_retries += 1
+                continue
+            return Reply(value, text, choice.finish_reason, reasoning, attempts)
+        raise CallFailed(f"{reason} (after {attempts} replies)", attempts)
+
+    async def _send(
+        self, messages: list[dict[str, str]], schema_name: str, schema: dict, attempt: int
+    ) -> Any:
+        import openai
+
+        client = self._openai()
+        retries = 0
+        refusal = None  # the 400/422 a structured request got: is it about response_format?
+        while True:
+            structured = self.structured and refusal is None
+            kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+            if self.temperature is not None:
+                kwargs["temperature"] = self.temperature
+            if self.max_tokens is not None:
+                kwargs["max_tokens"] = self.max_tokens
+            if structured:
+                kwargs["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+                }
+            self.usage.requests += 1  # every request sent, refused and failed ones included
+            try:
+                completion = await client.chat.completions.create(**kwargs)
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise FatalAPIError(
+                    f"{public_url(self.base_url)} refused the credentials "
+                    f"(HTTP {exc.status_code}: {_status_message(exc)})"
+                ) from None
+            except openai.NotFoundError as exc:
+                raise FatalAPIError(
+                    f"{public_url(self.base_url)}: model {self.model!r} or the chat-completions "
+                    f"endpoint was not found (HTTP 404: {_status_message(exc)})"
+                ) from None
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if structured:
+                    refusal = exc  # resend plain; only its success blames response_format
+                    continue
+                raise CallFailed(
+                    f"HTTP {exc.status_code}: {_status_message(exc)}", attempt
+                ) from None
+            except (openai.RateLimitError, openai.InternalServerError) as exc:
+                wait = _retry_after(exc)
+                retries = await self._pause(retries, wait, f"HTTP {exc.status_code}", attempt)
+                continue
+            except openai.APIStatusError as exc:
+                if exc.status_code >= 500 or exc.status_code in (408, 409):
+                    retries = await self._pause(
+                        retries, _retry_after(exc), f"HTTP {exc.status_code}", attempt
+                    )
+                    continue
+                raise CallFailed(
+                    f"HTTP {exc.status_code}: {_status_message(exc)}", attempt
+                ) from None
+            except openai.APITimeoutError:
+                retries = await self._pause(retries, None, "the request timed out", attempt)
+                continue
+            except openai.APIConnectionError as exc:
+                why = f"connection failed ({_short(exc.__cause__ or exc, 80)})"
+                retries = await self._pause(retries, None, why, attempt)
+                continue
+            except (openai.APIError, ValueError) as exc:  # a body that is no completion
+                why = f"unreadable response ({_short(exc, 80)})"
+                retries = await self._pause(retries, None, why, attempt)
+                continue
+            if refusal is not None:
+                self._fall_back(refusal)
+            if not hasattr(completion, "choices"):  # some clients hand back a bare string
+                why = f"unreadable response ({_short(completion, 80)!r})"
+                retries = await self._pause(retries, None, why, attempt)
+                continue
+            usage = getattr(completion, "usage", None)
+            if usage is not None:
+                self.usage.prompt_tokens += usage.prompt_tokens or 0
+                self.usage.completion_tokens += usage.completion_tokens or 0
+            return completion
+
+    def _fall_back(self, exc: Any) -> None:
+        if self.structured:
+            self.structured = False
+            self.notice(
+                f"the server refused response_format (HTTP {exc.status_code}: "
+                f"{_status_message(exc)}); asking for plain JSON text instead"
+            )
+
+    async def _pause(self, retries: int, retry_after: float | None, why: str, attempt: int) -> int:
+        """Sleep before resending; raises :class:`CallFailed` when the retries are spent."""
+        if retries >= self.policy.transport_retries:
+            raise CallFailed(f"{why}, {retries + 1} times", attempt)
+        if retry_after is not None:
+            delay = min(retry_after, self.policy.max_delay)
+        else:
+            ceiling = min(self.policy.base_delay * 2**retries, self.policy.max_delay)
+            # jitter: requests that failed together should not all come back together
+            delay = random.uniform(ceiling / 2, ceiling)
+        self.usage.transport_retries += 1
+        await asyncio.sleep(delay)
+        return retries + 1
+
+
+def _reasoning(message: Any) -> str:
+    """The server's separate reasoning text, if any (vLLM/SGLang ``reasoning_content``)."""
+    if message is None:
+        return ""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""

@@ -1,0 +1,169 @@
+"""Where a run keeps its state: the journal, atomic result files, the manifest.
+
+Everything private lives in ``OUT_DIR/.dagmath/`` (a dot-folder: ``dagmath score`` skips
+it). The journal is an append-only file of JSON lines, one per finished unit of work,
+written with a single ``write`` the moment the unit finishes, so a ``kill -9`` loses at
+most the units in flight. A line cut in half by the kill is dropped when the journal is
+reopened (and the file truncated back to its last whole line, so the next append starts
+clean). Result files are only ever replaced whole: a temporary file in the same folder,
+then ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from dagmath_viz.schema import InputError
+
+__all__ = ["STATE_DIR", "Journal", "remove_stale_temps", "write_atomic", "write_if_changed"]
+
+#: The run's private folder inside OUT_DIR.
+STATE_DIR = ".dagmath"
+_TEMP_PREFIX = ".dagmath-tmp-"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` whole: a reader sees the old file or the new one.
+
+    Raises:
+        InputError: ``path`` is a link or a special file (a rename would replace it).
+    """
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise InputError(f"{path}: not a regular file; refusing to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write ``data`` atomically unless ``path`` already holds exactly it (a rerun then
+    leaves finished files untouched, modification time included). Returns whether it wrote."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    write_atomic(path, data)
+    return True
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Delete temporary files an interrupted run left behind (only ours, by prefix)."""
+    if not folder.is_dir():
+        return
+    for tmp in folder.rglob(f"{_TEMP_PREFIX}*.tmp"):
+        if tmp.is_file() and not tmp.is_symlink():
+            tmp.unlink(missing_ok=True)
+
+
+class Journal:
+    """Append-only JSON lines, keyed: ``keys`` holds every key journalled, and
+    ``entries`` maps each key to its latest record when ``keep_records`` is on.
+
+    Args:
+        path: the journal file (created with its folder when missing).
+        key_fields: the record fields that identify a unit of work.
+        keep_records: hold the records in memory; off, only their keys are held and
+            :meth:`scan` reads the records again when they are needed (a generate run's
+            samples can be far bigger than memory should hold).
+        on_record: called with each record read when the journal is opened.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        key_fields: tuple[str, ...],
+        keep_records: bool = True,
+        on_record: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.path = path
+        self.key_fields = key_fields
+        self.keep_records = keep_records
+        self.keys: set[tuple] = set()
+        self.entries: dict[tuple, dict[str, Any]] = {}
+        self.dropped_lines = 0
+        self._on_record = on_record
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._load()
+        # O_APPEND: each record goes on the end in one write, whoever else appends
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def key_of(self, record: dict[str, Any]) -> tuple:
+        return tuple(str(record.get(name)) for name in self.key_fields)
+
+    def _load(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        whole = data.rfind(b"\n") + 1
+        if whole < len(data):
+            # a line cut short by a kill: drop it, so the next append starts a clean line
+            with open(self.path, "r+b") as handle:
+                handle.truncate(whole)
+            self.dropped_lines += 1
+        for record in self._records(data[:whole]):
+            self._remember(record)
+            if self._on_record is not None:
+                self._on_record(record)
+
+    def _records(self, data: bytes) -> Iterator[dict[str, Any]]:
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                self.dropped_lines += 1
+                continue
+            if isinstance(record, dict):
+                yield record
+
+    def _remember(self, record: dict[str, Any]) -> None:
+        key = self.key_of(record)
+        self.keys.add(key)
+        if self.keep_records:
+            self.entries[key] = record
+
+    def scan(self) -> Iterator[dict[str, Any]]:
+        """Every whole record in the file, read again (line by line, in order)."""
+        with open(self.path, "rb") as handle:
+            for line in handle:
+                if line.endswith(b"\n"):
+                    yield from self._records(line)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Record one finished unit now (one ``write`` of one whole line)."""
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        view = memoryview(line)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        self._remember(record)
+
+    def records(self) -> Iterable[dict[str, Any]]:
+        return self.entries.values()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
