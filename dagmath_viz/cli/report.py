@@ -99,7 +99,9 @@ def run_report(args: argparse.Namespace) -> int:
     for col in shown.columns:
         if col in RATE_COLUMNS or col.endswith(("_low", "_high")):
             shown[col] = shown[col].map(format_percent)
-        elif shown[col].dtype == object:
-            shown[col] = shown[col].map(lambda v: printable(v, one_line=True))
+        else:  # by value, not dtype: pandas 3 keeps text in its own str dtype
+            shown[col] = shown[col].map(
+                lambda v: printable(v, one_line=True) if isinstance(v, str) else v
+            )
     sys.stdout.write(shown.to_string(index=False) + "\n")
     return done
