@@ -495,3 +495,58 @@ def test_no_import_cycle_in_the_cli_package() -> None:
                 assert {a.name for a in node.names} <= {"common"}, path
             if isinstance(node, ast.Import):
                 assert "dagmath_viz.cli" not in {a.name for a in node.names}, path
+
+
+# --------------------------------------------------------------------------- output files
+
+
+def test_output_to_dev_null_leaves_the_device(capsys, data_dir: Path) -> None:
+    """``-o /dev/null`` writes through: the device stays a device (a rename would have
+    replaced it with a regular file, as root for the whole machine)."""
+    import stat as st
+
+    before = Path("/dev/null").stat()
+    code, _, _ = run(capsys, "score", data_dir / "mixed_run", "-o", "/dev/null", "-q")
+    assert code == 4
+    after = Path("/dev/null").stat()
+    assert st.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    assert st.S_IMODE(after.st_mode) == st.S_IMODE(before.st_mode)
+
+
+def test_output_to_a_fifo_writes_through(capsys, data_dir: Path, tmp_path: Path) -> None:
+    import os
+    import stat as st
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    code, _, _ = run(capsys, "score", data_dir / "mixed_run", "-o", fifo, "-q")
+    reader.join(timeout=60)
+    assert code == 4 and st.S_ISFIFO(fifo.lstat().st_mode)
+    assert len(got[0].splitlines()) == 6  # the mixed run's six trajectories
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_output_through_a_symlink_keeps_the_link_and_the_mode(capsys, data_dir, tmp_path):
+    import os
+    import stat as st
+
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    code, _, _ = run(capsys, "score", data_dir / "mixed_run", "-o", link, "-q")
+    assert code == 4 and link.is_symlink()
+    assert len(real.read_text().splitlines()) == 6
+    assert st.S_IMODE(real.stat().st_mode) == 0o640
+    new = tmp_path / "new.jsonl"
+    old_mask = os.umask(0o022)
+    try:
+        run(capsys, "score", data_dir / "mixed_run", "-o", new, "-q")
+    finally:
+        os.umask(old_mask)
+    assert st.S_IMODE(new.stat().st_mode) == 0o644  # the umask's, not mkstemp's 0600
