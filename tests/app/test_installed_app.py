@@ -90,7 +90,10 @@ def _install(wheel: Path, venv: Path) -> None:
     local = [*pip, "--no-compile", "--no-index", "--find-links", WHEELHOUSE, wheel]
     if _run(local, env=_clean_env()).returncode != 0:
         WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-        fetch = [sys.executable, "-m", "pip", "download", "-q", "-d", WHEELHOUSE, wheel]
+        # the wheel's requirements by name: given the wheel file alone, pip download kept
+        # the dependencies of an earlier wheel with the same name and version
+        fetch = [sys.executable, "-m", "pip", "download", "-q", "-d", WHEELHOUSE]
+        fetch += [*_requires(wheel), wheel]
         fetched = _run(fetch, env=_clean_env())
         if fetched.returncode != 0:
             _unavailable(f"pip could not fetch the dependencies: {fetched.stderr[-500:]}")
@@ -98,6 +101,14 @@ def _install(wheel: Path, venv: Path) -> None:
         assert again.returncode == 0, again.stderr[-3000:]
     listed = _run([venv / "bin" / "python", "-m", "pip", "--version"], env=_clean_env())
     assert (venv / "bin" / "dagmath").is_file(), listed.stderr
+
+
+def _requires(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = z.read(meta).decode().splitlines()
+    reqs = [x.split(":", 1)[1].strip() for x in lines if x.startswith("Requires-Dist:")]
+    return [r for r in reqs if "extra ==" not in r]
 
 
 @pytest.fixture(scope="module")
