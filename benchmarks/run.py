@@ -398,7 +398,7 @@ def bench_render(repeat: int, with_browser: bool) -> dict:
 
     out = {}
     pages = {}
-    for n in (50, 150, 500):
+    for n in (50, 150, 300, 500):
         traj = dag_trajectory(n)
         times = []
         for _ in range(repeat):
@@ -421,8 +421,8 @@ def bench_render(repeat: int, with_browser: bool) -> dict:
                     t = time.perf_counter()
                     page.set_content(html)
                     page.wait_for_function(
-                        "(n) => typeof network !== 'undefined' && network !== null"
-                        " && network.body.nodeIndices.length === n",
+                        "(n) => { const r = document.getElementById('dm-root');"
+                        " return r && r.dataset.ready === '1' && r.dataset.drawn == n; }",
                         arg=n,
                     )
                     times.append(time.perf_counter() - t)

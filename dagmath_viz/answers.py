@@ -10,7 +10,7 @@ and, when the checker is given a ``cache_file``, on disk across runs.
 Plain numbers (integers, decimals, ``a/b`` and ``\\frac{a}{b}``) are compared exactly with
 :class:`fractions.Fraction` before the worker is asked: math-verify compares such numbers
 exactly too (decimals after rounding to 6 places), so the fast path decides only where the
-two agree and leaves close decimals to math-verify (``tests/test_parallel.py`` checks the
+two agree and leaves close decimals to math-verify (``tests/test_pipeline.py`` checks the
 agreement pair by pair against math-verify).
 """
 
@@ -30,6 +30,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import orjson
+
+from dagmath_viz import jsonio
+from dagmath_viz.schema import InputError
 
 __all__ = [
     "AnswerChecker",
@@ -318,13 +321,8 @@ class AnswerChecker:
             orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n" for ref, pred, v in learned
         )
         try:
-            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
             # one append-mode write per save: concurrent runs add lines, never interleave them
-            fd = os.open(self.cache_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, lines)
-            finally:
-                os.close(fd)
+            jsonio.append_lines(self.cache_file, lines)
         except OSError:
             pass
 
@@ -333,14 +331,14 @@ class AnswerChecker:
             if self._disk_loaded:
                 return
             try:
-                data = self.cache_file.read_bytes()
-            except OSError:
-                data = b""
-            for line in data.splitlines():
+                documents = list(jsonio.read_jsonl(self.cache_file))
+            except InputError:
+                documents = []  # no cache yet, or an unreadable one: start empty
+            for document in documents:
                 try:
-                    ref, pred, ok, reason = orjson.loads(line)
-                except (orjson.JSONDecodeError, TypeError, ValueError):
-                    continue  # a torn or foreign line: ignore it
+                    ref, pred, ok, reason = document.value
+                except (TypeError, ValueError):
+                    continue  # a torn or foreign line (or an InputError): ignore it
                 if (
                     isinstance(ref, str)
                     and isinstance(pred, str)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.loading import AnswerKey
-from dagmath_viz.parallel import gc_paused, load_paths
+from dagmath_viz.loading import AnswerKey, load_paths
+from dagmath_viz.pipeline import gc_paused
 from dagmath_viz.schema import LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame, score_records
 

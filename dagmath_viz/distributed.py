@@ -1,12 +1,12 @@
 """Score a run too large for one machine on a Dask cluster; the same JSONL as ``dagmath score``.
 
 Scoring is per record and embarrassingly parallel, so this is the local pipeline of
-:mod:`dagmath_viz.parallel` with Dask as the scheduler (we write no scheduler of our own):
+:mod:`dagmath_viz.pipeline` with Dask as the scheduler (we write no scheduler of our own):
 
 1. the client lists the files and reads the answer keys (the files must be readable at the
    same paths on every worker: a shared file system);
 2. ``dask.bag`` over the files: each worker scores whole files with
-   :func:`~dagmath_viz.parallel.score_file` and keeps the results in cluster memory;
+   :func:`~dagmath_viz.pipeline.score_file` and keeps the results in cluster memory;
 3. only the distinct (reference, prediction) pairs travel to the client, which settles what
    it can (verdict cache, equal texts, plain numbers) and sends the rest back out in
    partitions, each checked by a math-verify worker process on a cluster node;
@@ -24,10 +24,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dagmath_viz import parallel
+from dagmath_viz import jsonio, loading, pipeline
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
 from dagmath_viz.loading import AnswerKey
 from dagmath_viz.schema import LoadIssue
+from dagmath_viz.scoring import finish_lines
 
 __all__ = ["DaskScoredRun", "score_on_dask"]
 
@@ -39,7 +40,7 @@ PAIRS_PER_PARTITION = 2000
 
 @dataclass
 class DaskScoredRun:
-    """A run scored on a cluster; the same interface as :class:`parallel.ScoredRun`."""
+    """A run scored on a cluster; the same interface as :class:`pipeline.ScoredRun`."""
 
     issues: list[LoadIssue]
     files_read: int
@@ -73,10 +74,9 @@ class DaskScoredRun:
                 yield chunk
 
     def records(self) -> Iterator[dict]:
-        import orjson
-
         for chunk in self.lines():
-            yield from map(orjson.loads, chunk.splitlines())
+            for document in jsonio.parse_lines(chunk):
+                yield document.value
 
 
 def score_on_dask(
@@ -87,6 +87,7 @@ def score_on_dask(
     files_per_partition: int = FILES_PER_PARTITION,
     pairs_per_partition: int = PAIRS_PER_PARTITION,
     timeout: float = 5.0,
+    exclude: Sequence[str | Path] = (),
 ) -> DaskScoredRun:
     """Score everything under ``paths`` with the active Dask scheduler.
 
@@ -101,11 +102,12 @@ def score_on_dask(
     import dask.bag as db
 
     checker = checker or default_checker()
-    files, context, issues, files_read = parallel.answer_context(paths, answers)
-    if not files:
+    found = loading.discover(paths, answers, exclude=exclude)
+    issues, files_read = list(found.issues), found.files_read
+    if not found.data_files:
         return DaskScoredRun(issues, files_read, 0, 0, 0, None)
-    scored = db.from_sequence(files, partition_size=files_per_partition)
-    scored = scored.map(parallel.score_file, context).persist()
+    scored = db.from_sequence(found.data_files, partition_size=files_per_partition)
+    scored = scored.map(pipeline.score_file, found.answers).persist()
     summaries = scored.map_partitions(_summary).compute()
     pairs: dict[tuple[str, str], None] = {}
     counts = [0, 0, 0]
@@ -124,7 +126,7 @@ def _chunks(items: list, size: int) -> Iterator[tuple]:
         yield tuple(items[i : i + size])
 
 
-def _summary(results: Sequence[parallel.FileScore]) -> list:
+def _summary(results: Sequence[pipeline.FileScore]) -> list:
     """Issues, distinct pairs and class counts of one partition."""
     issues = [i for r in results for i in r.issues]
     pairs = list(dict.fromkeys(p.pair for r in results for p in r.records if p.pair is not None))
@@ -166,9 +168,7 @@ def _check_pairs(pairs: Sequence[tuple[str, str]], timeout: float) -> list:
         checker.close()
 
 
-def _partition_lines(results: Sequence[parallel.FileScore], verdicts: dict) -> list[bytes]:
+def _partition_lines(results: Sequence[pipeline.FileScore], verdicts: dict) -> list[bytes]:
     """One partition's JSON lines: [its trajectories' lines, its pre-scored lines]."""
-    trajectories = b"".join(
-        line for r in results for line in parallel.finish_lines(r.records, verdicts)
-    )
+    trajectories = b"".join(line for r in results for line in finish_lines(r.records, verdicts))
     return [trajectories, b"".join(line for r in results for line in r.scored_lines)]

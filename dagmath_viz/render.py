@@ -1,64 +1,85 @@
-"""Safe, offline HTML of one trajectory's step graph (vis-network through pyvis).
+"""Safe, offline HTML of one trajectory: its step graph and, beside it, its steps.
 
-pyvis is unmaintained, so it is wrapped here and nowhere else: the rest of the package only
-sees :func:`render_dag_html`, :data:`LEGEND` and :func:`legend_html`.
+The graph is drawn by our own small script (``assets/trajectory_view.js``) from positions and
+edge routes computed in :mod:`dagmath_viz.layout`, so what is drawn is what the geometry tests
+check: every edge is a declared parent, and no edge passes through a box it does not join.
+Short trajectories are drawn as top-down layers (the paper's figures); long ones, as real
+chains of thought are, in reading order with parents as arcs (see :func:`choose_layout`).
 
-Safety rules the output keeps (DESIGN.md §5), because Streamlit embeds it in an iframe with
+Safety rules the output keeps, because Streamlit embeds it in an iframe with
 ``allow-scripts allow-same-origin``:
 
-- model text only travels inside pyvis's JSON data (Jinja ``tojson`` escapes ``<``, ``>``,
-  ``&`` and ``'``), as hover titles that vis-network shows as plain text (``innerText``);
-- no title contains ``href``: pyvis would switch to its own popup that assigns the title to
-  ``innerHTML``. We break the word with a zero-width space and refuse HTML with that popup;
-- node ids are integers, labels are ``S<id>``, the heading is empty and the options are ours;
-- no ``http(s)://`` URL is left: the Bootstrap CDN tags are removed and the URL strings inside
-  the inline vis-network source (licence comments, the SVG namespace) are written with
-  ``:\\/\\/``, which JavaScript reads as ``://``.
+- model text only travels as JSON data in a ``<script type="application/json">`` block, with
+  ``<``, ``>``, ``&`` and ``/`` written as JSON escapes (so no ``</script>`` and no ``http://``
+  can appear), and the script puts it on the page with ``textContent`` only;
+- node ids are integers, labels are ``S<id>`` cut short; nothing uses ``innerHTML``;
+- no ``http(s)://`` URL is left anywhere in the HTML (the SVG namespace is written ``:\\/\\/``).
 
-Every node carries data fields a browser test can read from the ``nodes`` DataSet:
-``kind`` (see :data:`KINDS`), ``dead_end``, ``fault`` and ``position``.
+Every node of the data carries ``kind`` (see :data:`KINDS`), ``dead_end``, ``fault`` and
+``position``; the view's root element says how many nodes it drew (``data-nodes``).
+
+Logic-program proofs (:func:`render_proof_html`) are still drawn by vis-network through pyvis.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pyvis.network import Network
 
+from dagmath_viz import layout as geo
 from dagmath_viz.graph import StepGraph, dead_end_positions, depths
-from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.text import short_repr
-from dagmath_viz.validation import is_step_id, step_name, validate
+from dagmath_viz.schema import Fault, Step, Trajectory
+from dagmath_viz.text import count_formulas, short_repr
+from dagmath_viz.validation import is_step_id, validate
 
 __all__ = [
     "KINDS",
     "LARGE_GRAPH",
+    "LAYERED_MAX",
     "LEGEND",
     "PROOF_KINDS",
     "PROOF_LEGEND",
     "LegendEntry",
+    "choose_layout",
+    "graph_data",
     "legend_html",
     "render_dag_html",
     "render_proof_html",
+    "render_trajectory_html",
+    "readable_default",
+    "trajectory_layouts",
+    "typeset_plan",
 ]
 
-#: Node kinds, the ``kind`` field of every node in the HTML's ``nodes`` DataSet.
+#: Node kinds, the ``kind`` field of every node in the view's data.
 KINDS = ("given", "step", "dead_end", "final_correct", "final_incorrect", "final", "missing")
 #: Above this many steps the legend says the graph is large (it is still drawn).
 LARGE_GRAPH = 1500
 #: Longest hover text piece (node text, justification) before it is cut.
 MAX_TEXT = 600
-#: Deepest graph handed to vis-network's hierarchical layout: it recurses once per level,
-#: and a chain of about 2,800 steps overflows Chromium's stack (nothing is drawn). Deeper
-#: graphs get their positions from here, by the same levels.
-MAX_LAYOUT_DEPTH = 1000
+#: Longest step text put in the step list (longer text is cut, and says so).
+MAX_STEP_TEXT = 20_000
+#: Trajectories of at most this many nodes also get the layered layout (it is the default
+#: when it fits the frame, see :func:`choose_layout`); longer ones are drawn in reading order.
+LAYERED_MAX = 60
+#: Widest layered drawing (layout px) still chosen by default: at most this wide, its labels
+#: stay readable when the frame fits it.
+LAYERED_MAX_WIDTH = 1000.0
+#: Most layers still drawn layered by default: deeper, mostly sequential chains read better
+#: in reading order (a 22-step real solution 20 layers deep would need scrolling either way).
+LAYERED_MAX_LAYERS = 12
 
 _FAULT_BORDER = "#d62728"
 _FAULT_BORDER_WIDTH = 4
+_ASSETS = Path(__file__).parent / "assets"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,89 +138,181 @@ _EDGE_COLOR = "#8c8c8c"
 _BAD_EDGE_COLOR = "#d62728"
 
 
+def render_trajectory_html(
+    traj: Trajectory,
+    *,
+    dead_ends: Iterable[int] | None = None,
+    final_correct: bool | None = None,
+    height_px: int = 600,
+    selected_step: Any = None,
+    scale: float | None = None,
+    show_steps: bool = True,
+    layout: str = "auto",
+) -> str:
+    """A self-contained HTML page: the step graph and (``show_steps``) the step list, linked.
+
+    Clicking a node highlights it and scrolls the list to its step; clicking a step selects
+    and centres its node. The toolbar has zoom and fit buttons, a layout switch, "path to the
+    answer", "hide dead-end branches", a focus mode and one button per dead end.
+
+    Args:
+        traj: the trajectory; faulty ones are drawn too (well-formed edges solid, references
+            to missing or later steps dashed red, faulty steps outlined in red).
+        dead_ends: step ids (as in ``Score.dead_ends``, not positions) to colour as dead ends;
+            computed from the graph when ``None``.
+        final_correct: colours the final step green (True), red (False) or neutral (None).
+        height_px: height of the view in CSS pixels (toolbar and legend included).
+        selected_step: a step id (or its text form, as in a ``step=`` link) selected on
+            arrival: its node is centred and its step scrolled into view.
+        scale: a fixed initial zoom (1 = 100 %) instead of the automatic one, e.g. so that
+            graphs shown side by side share a scale.
+        show_steps: put the step list beside the graph.
+        layout: ``"auto"``, ``"layered"`` or ``"reading"`` (see :func:`choose_layout`).
+
+    Returns:
+        The HTML, with no external URL; show it with ``st.iframe(html, height=height_px)``.
+
+    Example:
+        >>> from dagmath_viz.schema import Step, Trajectory
+        >>> t = Trajectory("m", "d", "1", 0, (Step(1, (), "a"), Step(2, (1,), "b")))
+        >>> 'data-nodes="2"' in render_trajectory_html(t, final_correct=True)
+        True
+    """
+    data = graph_data(traj, dead_ends=dead_ends, final_correct=final_correct)
+    data["view"] = {
+        "layout": choose_layout(data) if layout == "auto" else layout,
+        "selected": _selected_node(traj, selected_step),
+        "scale": None if scale is None else float(scale),
+        "show_steps": bool(show_steps),
+        "height": int(height_px),
+    }
+    if data["view"]["layout"] not in data["layouts"]:
+        data["view"]["layout"] = "reading"
+    return _page(data, int(height_px))
+
+
 def render_dag_html(
     traj: Trajectory,
     *,
     dead_ends: Iterable[int] | None = None,
     final_correct: bool | None = None,
     height_px: int = 600,
+    scale: float | None = None,
+    selected_step: Any = None,
 ) -> str:
-    """A self-contained HTML page drawing the trajectory's step graph, top-down by depth.
-
-    Args:
-        traj: the trajectory; faulty ones are drawn too (well-formed edges solid, references
-            to missing or later steps dashed, faulty steps outlined in red).
-        dead_ends: step ids (as in ``Score.dead_ends``, not positions) to colour as dead ends;
-            computed from the graph when ``None``.
-        final_correct: colours the final step green (True), red (False) or neutral (None).
-        height_px: height of the drawing area in CSS pixels.
-
-    Returns:
-        The HTML, with vis-network inline and no external URL; show it with
-        ``st.iframe(html, height=height_px + 20)`` or similar.
+    """The graph alone (no step list): :func:`render_trajectory_html` with ``show_steps=False``.
 
     Example:
         >>> from dagmath_viz.schema import Step, Trajectory
         >>> t = Trajectory("m", "d", "1", 0, (Step(1, (), "a"), Step(2, (1,), "b")))
-        >>> "vis.Network" in render_dag_html(t, final_correct=True)
+        >>> "dm-root" in render_dag_html(t, final_correct=True)
         True
     """
+    return render_trajectory_html(
+        traj,
+        dead_ends=dead_ends,
+        final_correct=final_correct,
+        height_px=height_px,
+        scale=scale,
+        selected_step=selected_step,
+        show_steps=False,
+    )
+
+
+def choose_layout(data: dict[str, Any]) -> str:
+    """``"layered"`` when the trajectory is short (at most :data:`LAYERED_MAX` nodes), its
+    layers at most :data:`LAYERED_MAX_WIDTH` wide and at most :data:`LAYERED_MAX_LAYERS` deep;
+    ``"reading"`` otherwise."""
+    lay = data["layouts"].get("layered")
+    if lay is None or lay["width"] > LAYERED_MAX_WIDTH:
+        return "reading"
+    layers = 1 + max((n["level"] for n in data["nodes"]), default=0)
+    return "layered" if layers <= LAYERED_MAX_LAYERS else "reading"
+
+
+def graph_data(
+    traj: Trajectory,
+    *,
+    dead_ends: Iterable[int] | None = None,
+    final_correct: bool | None = None,
+) -> dict[str, Any]:
+    """Everything the view draws, as JSON-ready data (also what the tests check).
+
+    Returns a dict with ``nodes`` (steps in order, then one placeholder per missing parent),
+    ``edges`` (``from``/``to`` node indices; ``bad`` for references to missing or later steps),
+    ``answer_path`` (nodes the final step depends on, and the final step) and ``layouts``
+    (``reading`` always, ``layered`` for short trajectories; each with a ``pruned`` twin
+    holding only ``answer_path``), each layout with one ``[x, y, w, h]`` per node and one SVG
+    path per edge (``None`` for what it leaves out).
+    """
+    n, nodes, edges, answer = _model(traj, dead_ends, final_correct)
+    layouts = _layouts(n, nodes, edges, answer)
+    return {
+        "n": len(nodes),
+        "n_steps": n,
+        "nodes": nodes,
+        "edges": edges,
+        "answer_path": sorted(answer),
+        "final": n - 1 if n else None,
+        "layouts": {name: _layout_json(lay) for name, lay in layouts.items()},
+        "colors": {k: list(v[:2]) for k, v in _STYLE.items() if k in KINDS},
+    }
+
+
+def _model(
+    traj: Trajectory, dead_ends: Iterable[int] | None, final_correct: bool | None
+) -> tuple[int, list[dict[str, Any]], list[dict[str, Any]], set[int]]:
+    """(number of steps, nodes, edges, the answer path) of :func:`graph_data`."""
     validation = validate(traj)
     graph = validation.graph
     n = graph.n_nodes
     dead = _dead_end_set(graph, dead_ends)
-    faulty = _faults_by_position(graph.ids, validation.faults)
+    faulty = _faults_by_position(graph.n_nodes, validation.faults)
     level = depths(graph)
-
     ghosts, extra_edges = _placeholders(traj, graph, level)
     shift = 1 if any(lv < 0 for _, lv in ghosts.values()) else 0
 
-    net = Network(
-        height=f"{int(height_px)}px",
-        width="100%",
-        directed=True,
-        cdn_resources="in_line",
-        heading="",
-    )
-    levels = {pos: level[pos] + shift for pos in range(n)}
-    levels.update({gid: lv + shift for gid, (_, lv) in ghosts.items()})
-    deep = max(levels.values(), default=0) > MAX_LAYOUT_DEPTH
-    at = _positions(levels) if deep else {}
-    net.options = _options(n, hierarchical=not deep)
-    for pos in range(n):
+    nodes: list[dict[str, Any]] = []
+    for pos, step in enumerate(traj.steps):
         kind = _kind(pos, traj, dead, final_correct)
-        net.add_node(
-            pos,
-            **at.get(pos, {}),
-            label="S" + _short(graph.ids[pos], 12),
-            shape="box",
-            title=_safe(_node_title(traj.steps[pos], kind, faulty.get(pos, []))),
-            color=_color(kind, pos in faulty),
-            borderWidth=_FAULT_BORDER_WIDTH if pos in faulty else _STYLE[kind][2],
-            level=level[pos] + shift,
-            kind=kind,
-            dead_end=kind == "dead_end",
-            fault=pos in faulty,
-            position=pos,
+        nodes.append(
+            {
+                "id": pos,
+                "label": "S" + _short(graph.ids[pos], 12),
+                "kind": kind,
+                "dead_end": kind == "dead_end",
+                "fault": pos in faulty,
+                "position": pos,
+                "level": level[pos] + shift,
+                "title": _node_title(step, kind, faulty.get(pos, [])),
+                "text": _cut(step.text, MAX_STEP_TEXT),
+                "why": _cut(step.justification, MAX_STEP_TEXT),
+                "parents": [_short(p, 24) for p in step.parents[:50]],
+                "tags": [_short(t, 40) for t in _tags(step)][:8],
+                "faults": [_cut(m, 300) for m in faulty.get(pos, [])[:5]],
+            }
         )
-    for gid, (label, ghost_level) in ghosts.items():
-        net.add_node(
-            gid,
-            label=_safe(label),
-            shape="box",
-            title=_safe(label + " (referenced, but no such earlier step)"),
-            color=_color("missing", False),
-            shapeProperties={"borderDashes": [4, 4]},
-            level=ghost_level + shift,
-            **at.get(gid, {}),
-            kind="missing",
-            dead_end=False,
-            fault=False,
-            position=-1,
+    for gid, (label, ghost_level) in sorted(ghosts.items()):
+        nodes.append(
+            {
+                "id": gid,
+                "label": label,
+                "kind": "missing",
+                "dead_end": False,
+                "fault": False,
+                "position": -1,
+                "level": ghost_level + shift,
+                "title": label + " (referenced, but no such earlier step)",
+            }
         )
-    _add_edges(net, graph, extra_edges)
-    page = net.generate_html()
-    return _make_safe_and_offline(page, n)
+    edges = [
+        {"from": p, "to": child, "bad": False}
+        for child, parents in enumerate(graph.parents)
+        for p in parents
+    ]
+    edges += [{"from": f, "to": t, "bad": True, "title": text} for f, t, text in extra_edges]
+
+    return n, nodes, edges, _answer_path(graph)
 
 
 def legend_html(n_steps: int | None = None, entries: tuple[LegendEntry, ...] = LEGEND) -> str:
@@ -219,12 +332,154 @@ def legend_html(n_steps: int | None = None, entries: tuple[LegendEntry, ...] = L
     if n_steps is not None and n_steps > LARGE_GRAPH:
         rows.append(
             '<div class="dm-note">'
-            + html.escape(f"Large graph: {int(n_steps)} steps. Zoom with the wheel, drag to pan.")
+            + html.escape(f"Large graph: {int(n_steps)} steps. Scroll or zoom with the buttons.")
             + "</div>"
         )
     elif n_steps == 0:
         rows.append('<div class="dm-note">No steps to draw.</div>')
     return '<div id="dagmath-legend" role="note" aria-label="legend">' + "".join(rows) + "</div>"
+
+
+def trajectory_layouts(
+    traj: Trajectory, *, dead_ends: Iterable[int] | None = None
+) -> dict[str, geo.Layout]:
+    """The layouts :func:`graph_data` draws, as geometry (for the truthfulness tests), with
+    the edges they route: ``{name: Layout}``; ``Layout.routes`` follow ``graph_data``'s edges."""
+    n_steps, nodes, edges, answer = _model(traj, dead_ends, None)
+    return _layouts(n_steps, nodes, edges, answer)
+
+
+def _layouts(
+    n_steps: int, nodes: list[dict[str, Any]], edges: list[dict[str, Any]], answer: set[int]
+) -> dict[str, geo.Layout]:
+    keep = [i in answer for i in range(len(nodes))]
+    pairs = [(e["from"], e["to"]) for e in edges]
+    order = _reading_order(n_steps, nodes)
+    layouts = {
+        "reading": geo.reading(len(nodes), pairs, order=order),
+        "reading_pruned": geo.reading(len(nodes), pairs, keep=keep, order=order),
+    }
+    if len(nodes) <= LAYERED_MAX:
+        levels = [node["level"] for node in nodes]
+        labels = [node["label"] for node in nodes]
+        layouts["layered"] = geo.layered(levels, pairs, labels)
+        layouts["layered_pruned"] = geo.layered(levels, pairs, labels, keep=keep)
+    return layouts
+
+
+#: Most formulas typeset on one page of steps; beyond it, steps show as raw text. KaTeX takes
+#: about 0.7 ms a formula in the browser, so 300 stay well under a second.
+FORMULA_BUDGET = 300
+#: Steps per page of the typeset step list.
+STEPS_PER_PAGE = 25
+
+
+@dataclass(frozen=True, slots=True)
+class TypesetPlan:
+    """Which steps of a page get typeset math, within :data:`FORMULA_BUDGET`.
+
+    ``typeset[i]`` is True when step ``start + i`` is typeset; ``formulas`` counts the
+    formulas typeset; ``over_budget`` is True when some step with formulas shows raw text.
+    """
+
+    start: int
+    stop: int
+    typeset: tuple[bool, ...]
+    formulas: int
+    over_budget: bool
+
+
+def typeset_plan(
+    texts: list[str], start: int, stop: int, budget: int = FORMULA_BUDGET
+) -> TypesetPlan:
+    """Typeset steps ``start..stop-1`` in order while their formulas fit in ``budget``; every
+    step after the first that does not fit shows raw (so the page never freezes).
+
+    ``texts[i]`` is all the text of step i that would be typeset (its text and its why).
+
+    Example:
+        >>> typeset_plan(["$a$ $b$", "$c$", "$d$ $e$"], 0, 3, budget=3)
+        TypesetPlan(start=0, stop=3, typeset=(True, True, False), formulas=3, over_budget=True)
+    """
+    used, flags, over = 0, [], False
+    for text in texts[start:stop]:
+        k = count_formulas(text) if not over else 0
+        if over or used + k > budget:
+            over = over or k > 0
+            flags.append(k == 0 and not over)
+            continue
+        used += k
+        flags.append(True)
+    return TypesetPlan(start, stop, tuple(flags), used, over)
+
+
+def readable_default(sizes: list[tuple[int, int, str]]) -> int | None:
+    """The trajectory to land on: the first (in the given order) that is imperfect, with
+    8 to 40 steps and a dead end (a picture with something to read); else the first with
+    8 to 40 steps; else the shortest. ``sizes`` holds (steps, dead ends, class) per row.
+
+    Example:
+        >>> readable_default([(128, 3, "imperfect"), (12, 0, "perfect"), (20, 2, "imperfect")])
+        2
+    """
+    if not sizes:
+        return None
+    for want in (
+        lambda n, d, c: c == "imperfect" and 8 <= n <= 40 and d > 0,
+        lambda n, d, c: 8 <= n <= 40,
+    ):
+        hit = next((i for i, s in enumerate(sizes) if want(*s)), None)
+        if hit is not None:
+            return hit
+    return min(range(len(sizes)), key=lambda i: sizes[i][0])
+
+
+def _answer_path(graph: StepGraph) -> set[int]:
+    """The final step and every step it depends on (linear: each node is visited once)."""
+    if not graph.n_nodes:
+        return set()
+    final = graph.n_nodes - 1
+    seen = {final}
+    stack = [final]
+    while stack:
+        for p in graph.parents[stack.pop()]:
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return seen
+
+
+def _reading_order(n_steps: int, nodes: list[dict[str, Any]]) -> list[int]:
+    # Placeholders for missing parents first (they stand for something before the steps).
+    return list(range(n_steps, len(nodes))) + list(range(n_steps))
+
+
+def _layout_json(lay: geo.Layout) -> dict[str, Any]:
+    return {
+        "kind": lay.kind,
+        "width": round(lay.width, 1),
+        "height": round(lay.height, 1),
+        "boxes": [
+            None if b is None else [round(b.x, 1), round(b.y, 1), round(b.w, 1), round(b.h, 1)]
+            for b in lay.boxes
+        ],
+        "paths": [None if r is None else r.svg_path() for r in lay.routes],
+    }
+
+
+def _selected_node(traj: Trajectory, wanted: Any) -> int | None:
+    if wanted is None:
+        return None
+    text = str(wanted)
+    for pos, step in enumerate(traj.steps):
+        if step.step_id == wanted or str(step.step_id) == text:
+            return pos
+    return None
+
+
+def _tags(step: Step) -> tuple[str, ...]:
+    tags = getattr(step, "tags", None) or ()
+    return tuple(str(t) for t in tags) if isinstance(tags, (list, tuple)) else ()
 
 
 # -- graph facts -----------------------------------------------------------------------------
@@ -237,39 +492,20 @@ def _dead_end_set(graph: StepGraph, dead_ends: Iterable[int] | None) -> set[int]
     return {pos for pos, sid in enumerate(graph.ids) if is_step_id(sid) and sid in wanted}
 
 
-def _faults_by_position(ids: tuple[Any, ...], faults: Iterable[str]) -> dict[int, list[str]]:
-    """The fault messages naming each step (``step 3:``, ``step 'x':``, ``step at position 2:``,
-    ``cycle: 1 -> 2 -> 1``); the formats are those of :mod:`dagmath_viz.validation`."""
-    by_prefix: dict[str, set[int]] = {}
-    by_name: dict[str, set[int]] = {}
-    for pos, sid in enumerate(ids):
-        by_prefix.setdefault(step_name(sid) + ":", set()).add(pos)
-        by_name.setdefault(short_repr(sid), set()).add(pos)
+def _faults_by_position(n_steps: int, faults: Iterable[Fault]) -> dict[int, list[str]]:
+    """The fault messages naming each step, by the positions each fault records."""
     found: dict[int, list[str]] = {}
-    for msg in faults:
-        named: set[int] = set()
-        m = re.match(r"step at position (\d+):", msg)
-        if m:
-            if 0 < int(m.group(1)) <= len(ids):
-                named.add(int(m.group(1)) - 1)
-        elif msg.startswith("cycle: "):
-            for name in msg[len("cycle: ") :].split(" -> "):
-                named |= by_name.get(name, set())
-        else:
-            for colon in (i for i, ch in enumerate(msg) if ch == ":"):
-                hit = by_prefix.get(msg[: colon + 1])
-                if hit:
-                    named = hit
-                    break
-        for pos in named:
-            found.setdefault(pos, []).append(msg)
+    for fault in faults:
+        for pos in dict.fromkeys(fault.positions):
+            if 0 <= pos < n_steps:
+                found.setdefault(pos, []).append(fault.message)
     return found
 
 
 def _bad_references(traj: Trajectory) -> list[tuple[int, int | None, Any]]:
     """(child position, parent position or None, the cited value) for every reference
     validation drops: to an id that does not exist (or is not an integer), to itself, or
-    to a later step. Mirrors :func:`dagmath_viz.validation.build_graph`."""
+    to a later step. Mirrors :func:`dagmath_viz.validation.validate_steps`."""
     position: dict[int, int] = {}
     for i, step in enumerate(traj.steps):
         if is_step_id(step.step_id) and step.step_id not in position:
@@ -327,7 +563,7 @@ _HREF = re.compile(r"(h)(ref)", re.IGNORECASE)
 
 
 def _safe(text: str) -> str:
-    """Break every ``href`` so pyvis never chooses its innerHTML popup (see module doc)."""
+    """Break every ``href`` so pyvis never chooses its innerHTML popup (proofs only)."""
     return _HREF.sub("\\1\u200b\\2", text)
 
 
@@ -347,9 +583,6 @@ def _node_title(step: Step, kind: str, faults: list[str]) -> str:
         lines.append("(dead end: no later step uses it)")
     lines.extend("fault: " + _cut(m, 200) for m in faults[:3])
     return "\n".join(lines)
-
-
-# -- drawing ----------------------------------------------------------------------------------
 
 
 def _color(kind: str, fault: bool) -> dict[str, Any]:
@@ -372,37 +605,45 @@ def _swatch_css(kind: str) -> str:
     return f"background:{fill};border:{max(width, 1)}px {style} {border};"
 
 
-def _add_edges(net: Network, graph: StepGraph, extra: list[tuple[int, int, str]]) -> None:
-    # Appended directly: pyvis's add_edge checks membership in a list (O(N) per edge), and
-    # every id here is known to exist.
-    for child, parents in enumerate(graph.parents):
-        for p in parents:
-            net.edges.append({"from": p, "to": child, "arrows": "to", "color": _EDGE_COLOR})
-    for frm, to, text in extra:
-        net.edges.append(
-            {
-                "from": frm,
-                "to": to,
-                "arrows": "to",
-                "dashes": True,
-                "color": _BAD_EDGE_COLOR,
-                "title": _safe(text),
-                "kind": "bad_reference",
-            }
-        )
+# -- the page ---------------------------------------------------------------------------------
+
+# JSON escapes that keep data inert inside <script>: no tag can close, no URL is spelled out.
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/"}
+_JSON_UNSAFE = re.compile("[<>&/]")
 
 
-def _positions(levels: dict[int, int]) -> dict[int, dict[str, int]]:
-    """x, y of each node: one row per level, top-down, each row centred (in node order)."""
-    rows: dict[int, list[int]] = {}
-    for node, lv in sorted(levels.items()):
-        rows.setdefault(lv, []).append(node)
-    at = {}
-    for lv, nodes in rows.items():
-        for i, node in enumerate(nodes):
-            at[node] = {"x": int((i - (len(nodes) - 1) / 2) * 90), "y": lv * 80}
-    return at
+def _json_for_script(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    return _JSON_UNSAFE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text)
 
+
+@cache
+def _asset(name: str) -> str:
+    return (_ASSETS / name).read_text(encoding="utf-8")
+
+
+def _page(data: dict[str, Any], height_px: int) -> str:
+    n = int(data["n"])
+    page = (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        "<style>" + _asset("trajectory_view.css") + f"#dm-root{{height:{height_px}px}}</style>"
+        "</head><body>"
+        f'<div id="dm-root" data-nodes="{n}" data-layout="{html.escape(data["view"]["layout"])}">'
+        + legend_html(data["n_steps"])
+        + '<div id="dm-bar" role="toolbar" aria-label="graph controls"></div>'
+        '<div id="dm-main"><div id="dm-graph" tabindex="0"></div><div id="dm-overview"></div>'
+        '<div id="dm-steps" role="list" aria-label="steps"></div></div>'
+        '<div id="dm-tip" role="tooltip"></div></div>'
+        '<script type="application/json" id="dm-data">' + _json_for_script(data) + "</script>"
+        "<script>" + _asset("trajectory_view.js") + "</script>"
+        "</body></html>"
+    )
+    if "innerHTML" in _asset("trajectory_view.js") or re.search(r"https?://", page, re.I):
+        raise RuntimeError("the trajectory view would use innerHTML or an external URL")
+    return page
+
+
+# -- logic-program proofs (vis-network through pyvis) ------------------------------------
 
 #: Above this many nodes vis-network's crossing reduction is switched off: on 2 cores it
 #: costs ~1.9 s for a 150-step trajectory and ~7 s for 500 (0.13 s and 0.2 s without).
@@ -454,6 +695,7 @@ _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>")
 _PYVIS_COMMENT = re.compile(r"<!--\s*<link[^>]*node_modules.*?-->", re.DOTALL)
 _CODE_BLOCK = re.compile(r"(<(script|style)[^>]*>)(.*?)(</\2>)", re.DOTALL | re.IGNORECASE)
 _URL = re.compile(r"(https?)://", re.IGNORECASE)
+_POPUP_MARKERS = ("div.popup", "showPopup(", "popup.innerHTML")
 
 _CSS = """
 body { margin: 0; font-family: sans-serif; }
@@ -472,10 +714,10 @@ div.vis-tooltip { white-space: pre-wrap !important; max-width: 420px; font-famil
 def _make_safe_and_offline(
     page: str, n_steps: int, legend: tuple[LegendEntry, ...] = LEGEND
 ) -> str:
-    if "innerHTML" in page:
-        # pyvis chose its innerHTML tooltip (or another innerHTML path): titles would run as
-        # markup in the app. Neither vis-network nor our template otherwise uses innerHTML.
-        raise RuntimeError("pyvis produced an innerHTML code path; refusing unsafe output")
+    if any(marker in page for marker in _POPUP_MARKERS):
+        # pyvis chose its innerHTML popup: titles would run as markup in the app. (The word
+        # itself may well appear in the data, as text; that is harmless.)
+        raise RuntimeError("pyvis produced its innerHTML popup code path; refusing unsafe output")
     page = _BOOTSTRAP.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
     page = _PYVIS_COMMENT.sub("", page)

@@ -12,7 +12,9 @@ from typing import Any
 __all__ = [
     "CLASSES",
     "COHORTS",
+    "FAULT_KINDS",
     "DagMathError",
+    "Fault",
     "InputError",
     "LoadIssue",
     "Score",
@@ -51,12 +53,48 @@ class Step:
     ``step_id`` and ``parents`` are kept exactly as read (they are ints in well-formed
     data); validation reports anything else. ``text`` is the conclusion (``node`` in gold
     files, ``text`` in model output); ``justification`` is ``edge`` / ``thinking``.
+    ``tags`` are labels the source gives the step (Thought Anchors' ``function_tags``,
+    such as ``active_computation``); empty for DAG-MATH files.
     """
 
     step_id: Any
     parents: tuple[Any, ...] = ()
     text: str = ""
     justification: str = ""
+    tags: tuple[str, ...] = ()
+
+
+#: What a :class:`Fault` is about (DEFINITIONS.md §1, class ``illegal``).
+FAULT_KINDS = (
+    "record",  # a field read with the wrong type, or missing (found while loading)
+    "step_id",  # a step id that is not an integer
+    "duplicate_id",
+    "parent",  # a parent that is not an integer step id
+    "missing_parent",
+    "self_reference",
+    "forward_reference",
+    "cycle",
+    "no_steps",
+    "no_answer",  # the final step has no text
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One structural fault of a trajectory; ``str()`` is its message.
+
+    ``step_id`` is the id of the step it is about, as read (None when it is about the
+    whole trajectory, or about a step that has no id); ``positions`` are the 0-based
+    positions of every step it names (a cycle names several; a duplicate id, both steps).
+    """
+
+    step_id: Any
+    kind: str
+    message: str
+    positions: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +104,8 @@ class Trajectory:
     ``problem_id`` is always a string (JSON files use ints, answer-key objects use string
     keys). ``source`` names the file and the place in it, e.g.
     ``run/m/d/problem_3_all_samples.json:item 2``.
-    ``load_errors`` holds faults found while reading the record (wrong field types, ...);
-    they make the trajectory illegal.
+    ``load_errors`` holds faults found while reading the record (wrong field types, ...,
+    each a :class:`Fault` of kind ``record``); they make the trajectory illegal.
     """
 
     model: str
@@ -80,7 +118,7 @@ class Trajectory:
     difficulty: float | None = None
     domain: str | None = None
     source: str = ""
-    load_errors: tuple[str, ...] = ()
+    load_errors: tuple[Fault, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -123,7 +161,9 @@ class Score:
     reference_answer: str | None
     final_correct: bool | None
     perfect: bool | None
-    cls: str
+    trajectory_class: str
     errors: tuple[str, ...] = field(default=())
     #: share of steps that are the final step or its ancestors (DEFINITIONS.md §7)
     ancestor_share: float = 1.0
+    #: id of the step the predicted answer was read from; None when no step has a \boxed{}
+    answer_step: Any = None

@@ -1,17 +1,26 @@
 """Score trajectories: one trajectory -> :class:`Score`; a corpus -> a scored DataFrame.
 
+This is the reference path: every number of DEFINITIONS.md §1 and §3, computed from a
+loaded :class:`Trajectory` through :func:`dagmath_viz.validation.validate` and
+:mod:`dagmath_viz.graph`. The fast path (:mod:`dagmath_viz.fastscore`) must write what
+this path writes, byte for byte.
+
 The scored record's field names are a public contract (``dagmath score`` writes them, the
-app reads them back): see :data:`RECORD_FIELDS`.
+app reads them back): see :data:`RECORD_FIELDS`. A record is written in three parts
+(:class:`AwaitingVerdict`): what is known before the answer check, the verdict's fields,
+and what follows them, so the answer checks of a whole run can be settled at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import orjson
 
 from dagmath_viz import graph as g
-from dagmath_viz.answers import AnswerChecker, Verdict, default_checker, predicted_answer
+from dagmath_viz.answers import AnswerChecker, Verdict, default_checker, extract_boxed
 from dagmath_viz.schema import Score, Trajectory
 from dagmath_viz.validation import Validation, validate
 
@@ -19,13 +28,27 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: `dagmath score` 
     import pandas as pd
 
 __all__ = [
+    "HEAD_FIELDS",
     "RECORD_FIELDS",
-    "Structure",
+    "TAIL_FIELDS",
+    "VERDICT_FIELDS",
+    "Answer",
+    "AwaitingVerdict",
+    "StructuralScore",
+    "answer_pair",
+    "awaiting_verdict",
+    "awaiting_verdict_of",
     "classify",
+    "finish_lines",
+    "finish_score",
+    "read_answer",
+    "records_frame",
     "score_corpus",
     "score_records",
     "score_trajectory",
-    "structure_of",
+    "step_id_order",
+    "structural_score",
+    "to_record",
 ]
 
 #: Columns of a scored record, in order (the ``dagmath score`` JSONL contract, plus extras).
@@ -34,12 +57,21 @@ RECORD_FIELDS = (
     "n_nodes", "n_edges", "density", "max_in_degree", "max_out_degree",
     "dead_ends", "closeness_rate", "closed", "ancestor_share",
     "predicted_answer", "reference_answer", "final_correct", "perfect", "class",
-    "answer_check", "errors", "source",
+    "answer_check", "errors", "source", "answer_step",
 )  # fmt: skip
 
 
+#: Record fields before the verdict, the verdict's own, and after it (RECORD_FIELDS order).
+HEAD_FIELDS = RECORD_FIELDS[: RECORD_FIELDS.index("final_correct")]
+VERDICT_FIELDS = ("final_correct", "perfect", "class", "answer_check")
+TAIL_FIELDS = RECORD_FIELDS[RECORD_FIELDS.index("answer_check") + 1 :]
+assert HEAD_FIELDS + VERDICT_FIELDS + TAIL_FIELDS == RECORD_FIELDS
+
+_OPTS = orjson.OPT_SERIALIZE_NUMPY
+
+
 @dataclass(frozen=True, slots=True)
-class Structure:
+class StructuralScore:
     """The answer-independent part of a score (graph, dead ends, faults)."""
 
     validation: Validation
@@ -49,34 +81,60 @@ class Structure:
     ancestor_share: float
     predicted_answer: str | None
     errors: tuple[str, ...]
+    answer_step: Any = None  # the id of the step the predicted answer was read from
 
     @property
     def legal(self) -> bool:
         return self.validation.legal
 
 
-def structure_of(traj: Trajectory) -> Structure:
+def structural_score(traj: Trajectory) -> StructuralScore:
     """Validate and measure a trajectory's graph (no answer check)."""
     val = validate(traj)
     graph = val.graph
     dead_pos = g.dead_end_positions(graph)
-    dead = tuple(sorted((graph.ids[p] for p in dead_pos), key=_id_order))
+    dead = tuple(sorted((graph.ids[p] for p in dead_pos), key=step_id_order))
     n = graph.n_nodes
     share = (len(g.ancestors(graph, n - 1)) + 1) / n if n else 0.0
-    pred = predicted_answer(traj.steps[-1].text) if traj.steps else None
+    answer = read_answer([s.text for s in traj.steps])
     prefix = f"{traj.source}: problem {traj.problem_id} sample {traj.sample_id}: "
-    return Structure(
+    return StructuralScore(
         validation=val,
         stats=g.graph_stats(graph),
         dead_ends=dead,
         closeness_rate=g.closeness_rate(n, len(dead_pos)),
         ancestor_share=share,
-        predicted_answer=pred or None,
-        errors=tuple(prefix + f for f in val.faults),
+        predicted_answer=answer.text,
+        answer_step=None if answer.position is None else traj.steps[answer.position].step_id,
+        errors=tuple(prefix + f.message for f in val.faults),
     )
 
 
-def _id_order(step_id) -> tuple[int, str]:
+class Answer(NamedTuple):
+    """The predicted answer of a trajectory and the position of the step that held it."""
+
+    text: str | None
+    position: int | None  # None: no step has a \boxed{}, the final step's text is the answer
+
+
+def read_answer(texts: Sequence[str]) -> Answer:
+    """The predicted answer by DEFINITIONS.md §1, from the steps' texts in order.
+
+    The last ``\boxed{}`` of the final step; if it has none, the last ``\boxed{}`` of the
+    latest earlier step that has one; with none anywhere, the final step's whole text.
+    Each text is read at most once, from the end (linear in the text).
+    """
+    for position in range(len(texts) - 1, -1, -1):
+        boxed = extract_boxed(texts[position])
+        if boxed is not None:
+            return Answer(boxed or None, position)
+    if not texts:
+        return Answer(None, None)
+    return Answer(texts[-1].strip() or None, None)
+
+
+def step_id_order(step_id: Any) -> tuple[int, str]:
+    """Sort key of step ids: integers ascending (non-negative first), then the others."""
     return (0, f"{step_id:020d}") if type(step_id) is int and step_id >= 0 else (1, repr(step_id))
 
 
@@ -91,40 +149,44 @@ def classify(legal: bool, closed: bool, final_correct: bool | None) -> str:
     return "perfect" if closed else "imperfect"
 
 
-def _finish(traj: Trajectory, st: Structure, verdict: Verdict | None) -> Score:
-    closed = st.legal and not st.dead_ends
+def finish_score(traj: Trajectory, structural: StructuralScore, verdict: Verdict | None) -> Score:
+    """The full score, given the verdict on the final answer (None: no reference)."""
+    s = structural
+    closed = s.legal and not s.dead_ends
     final_correct = None if verdict is None else verdict.equivalent
     return Score(
-        n_nodes=st.stats.n_nodes,
-        n_edges=st.stats.n_edges,
-        density=st.stats.density,
-        max_in_degree=st.stats.max_in_degree,
-        max_out_degree=st.stats.max_out_degree,
-        dead_ends=st.dead_ends,
-        closeness_rate=st.closeness_rate,
+        n_nodes=s.stats.n_nodes,
+        n_edges=s.stats.n_edges,
+        density=s.stats.density,
+        max_in_degree=s.stats.max_in_degree,
+        max_out_degree=s.stats.max_out_degree,
+        dead_ends=s.dead_ends,
+        closeness_rate=s.closeness_rate,
         closed=closed,
-        predicted_answer=st.predicted_answer,
+        predicted_answer=s.predicted_answer,
+        answer_step=s.answer_step,
         reference_answer=traj.reference_answer,
         final_correct=final_correct,
         perfect=None if final_correct is None else (closed and final_correct),
-        cls=classify(st.legal, closed, final_correct),
-        errors=st.errors,
-        ancestor_share=st.ancestor_share,
+        trajectory_class=classify(s.legal, closed, final_correct),
+        errors=s.errors,
+        ancestor_share=s.ancestor_share,
     )
 
 
-def _pair(traj: Trajectory, st: Structure) -> tuple[str, str] | None:
+def answer_pair(traj: Trajectory, structural: StructuralScore) -> tuple[str, str] | None:
+    """(reference, prediction) to check, or None without a reference answer."""
     if traj.reference_answer is None:
         return None
-    return (traj.reference_answer, st.predicted_answer or "")
+    return (traj.reference_answer, structural.predicted_answer or "")
 
 
 def score_trajectory(traj: Trajectory, checker: AnswerChecker | None = None) -> Score:
     """Score one trajectory (DEFINITIONS.md §1 and §3)."""
-    st = structure_of(traj)
-    pair = _pair(traj, st)
+    structural = structural_score(traj)
+    pair = answer_pair(traj, structural)
     verdict = None if pair is None else (checker or default_checker()).check(*pair)
-    return _finish(traj, st, verdict)
+    return finish_score(traj, structural, verdict)
 
 
 def score_records(
@@ -138,15 +200,15 @@ def score_records(
     """
     structures = []
     for i, traj in enumerate(trajectories):
-        structures.append(structure_of(traj))
+        structures.append(structural_score(traj))
         if progress and i % 500 == 0:
             progress(i, len(trajectories))
-    pairs = [_pair(t, s) for t, s in zip(trajectories, structures, strict=True)]
+    pairs = [answer_pair(t, s) for t, s in zip(trajectories, structures, strict=True)]
     verdicts = (checker or default_checker()).check_many(p for p in pairs if p is not None)
     records = []
-    for traj, st, pair in zip(trajectories, structures, pairs, strict=True):
+    for traj, structural, pair in zip(trajectories, structures, pairs, strict=True):
         verdict = None if pair is None else verdicts[pair]
-        records.append(to_record(traj, _finish(traj, st, verdict), verdict))
+        records.append(to_record(traj, finish_score(traj, structural, verdict), verdict))
     if progress:
         progress(len(trajectories), len(trajectories))
     return records
@@ -174,11 +236,60 @@ def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) ->
         "reference_answer": score.reference_answer,
         "final_correct": score.final_correct,
         "perfect": score.perfect,
-        "class": score.cls,
+        "class": score.trajectory_class,
         "answer_check": None if verdict is None else verdict.reason,
         "errors": list(score.errors),
         "source": traj.source,
+        "answer_step": score.answer_step,
     }
+
+
+class AwaitingVerdict(NamedTuple):
+    """One scored record waiting for its verdict: its JSON before and after the verdict."""
+
+    head: bytes  # '{"model":...,"reference_answer":...' (no closing brace)
+    pair: tuple[str, str] | None  # (reference, prediction); None without a reference
+    legal: bool
+    closed: bool
+    tail: bytes  # ',"errors":[...],"source":"..."}'
+
+
+def awaiting_verdict(
+    record: dict, pair: tuple[str, str] | None, legal: bool, closed: bool
+) -> AwaitingVerdict:
+    """Split a scored record (its verdict fields unset) around the verdict."""
+    head = orjson.dumps({k: record[k] for k in HEAD_FIELDS}, option=_OPTS)[:-1]
+    tail = b"," + orjson.dumps({k: record[k] for k in TAIL_FIELDS}, option=_OPTS)[1:]
+    return AwaitingVerdict(head, pair, legal, closed, tail)
+
+
+def awaiting_verdict_of(traj: Trajectory) -> AwaitingVerdict:
+    """A trajectory scored by the reference path, waiting for its verdict."""
+    structural = structural_score(traj)
+    record = to_record(traj, finish_score(traj, structural, None), None)
+    closed = structural.legal and not structural.dead_ends
+    return awaiting_verdict(record, answer_pair(traj, structural), structural.legal, closed)
+
+
+def finish_lines(
+    records: Iterable[AwaitingVerdict], verdicts: dict[tuple[str, str], Verdict]
+) -> Iterator[bytes]:
+    """The scored JSON lines of records awaiting verdicts, given the verdict of each pair."""
+    mids: dict[tuple, bytes] = {}
+    for rec in records:
+        verdict = None if rec.pair is None else verdicts[rec.pair]
+        key = (rec.legal, rec.closed, verdict)
+        mid = mids.get(key)
+        if mid is None:
+            correct = None if verdict is None else verdict.equivalent
+            fields = {
+                "final_correct": correct,
+                "perfect": None if correct is None else (rec.closed and correct),
+                "class": classify(rec.legal, rec.closed, correct),
+                "answer_check": None if verdict is None else verdict.reason,
+            }
+            mid = mids[key] = b"," + orjson.dumps(fields)[1:-1]
+        yield rec.head + mid + rec.tail + b"\n"
 
 
 def records_frame(records: Iterable[dict]) -> pd.DataFrame:

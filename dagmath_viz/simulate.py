@@ -4,7 +4,9 @@ A *task DAG* is a problem's full derivation graph in the gold layout: the gold s
 detours, with one or more sinks (answer statements). A trajectory is drawn step by step:
 the first step is a source; each next step is drawn from the **admissible set** (nodes whose
 parents are all visited and which are not visited yet) with the weights of a
-:class:`Policy`; the walk stops at the first sink it visits.
+:class:`Policy`; the walk stops at the first sink it visits. A *sink* (the paper's V_out) has
+incoming edges and no outgoing ones: a given that nothing uses is a source, never a sink, so
+a walk that visits it goes on (DEFINITIONS.md §5).
 
 Correct sinks (ours): the sinks whose answer -- the last ``\\boxed{...}`` of the node text,
 else the whole text -- equals the reference answer (the gold record's ``final_answer``) after
@@ -13,10 +15,14 @@ hand-written task DAGs box their answers in the reference's own form, and the si
 then needs no answer-check worker. Every other sink is a wrong sink.
 
 Policy (ours): ``weight(v) = exp(focus)`` if ``v`` is a correct sink or one of its
-ancestors, ``1`` otherwise; the next step is drawn with probability ``weight / total weight``
-over the admissible set. ``focus = 0`` is the uniform policy; a large focus approaches a
-perfect reasoner. (Computed as ``exp(-focus)`` for the other nodes: the same distribution,
-and no overflow for a large focus.)
+ancestors, ``1`` otherwise, and that weight times ``exp(-aversion)`` if ``v`` is a wrong
+sink; the next step is drawn with probability ``weight / total weight`` over the admissible
+set. ``focus = 0, aversion = 0`` is the uniform policy; a large focus approaches a perfect
+reasoner. The second knob, *wrong-sink aversion*, models search: a model that declines to
+stop at a wrong answer and keeps exploring until it finds the right one. Raising it lifts
+PASS@1 while PRR barely moves, since the extra correct walks wander through detours (the
+paper's "search inflates PASS@1"). (Computed as ``exp(-focus)`` for the other nodes: the
+same distribution, and no overflow for a large focus.)
 
 A visited walk is *perfect* when it ends at a correct sink and every visited node but the
 last has a child among the visited nodes (logically closed, DEFINITIONS.md §1). Exact PRR
@@ -34,9 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.answers import extract_boxed
 from dagmath_viz.schema import DagMathError, InputError, Step, UnsafePathError
-from dagmath_viz.validation import build_graph
+from dagmath_viz.validation import validate_steps
 
 __all__ = [
     "DEFAULT_MAX_STATES",
@@ -118,8 +125,11 @@ class TaskDag:
 
     @property
     def sinks(self) -> tuple[int, ...]:
-        """Positions of the nodes without children."""
-        return tuple(i for i, c in enumerate(self.children) if not c)
+        """Positions of the sinks: nodes with parents and without children (§5).
+
+        A given (no parents) that nothing uses is a source, never a sink.
+        """
+        return tuple(i for i, c in enumerate(self.children) if not c and self.nodes[i].parents)
 
     @property
     def focus_set(self) -> frozenset[int]:
@@ -149,18 +159,10 @@ def load_task_dag(path: str | Path) -> TaskDag:
     Raises:
         TaskDagError: unreadable file, invalid JSON, or not a usable task DAG.
     """
-    path = Path(path)
     try:
-        data = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not valid UTF-8"
-        raise TaskDagError(f"{path}: cannot read ({reason})") from None
-    try:
-        obj = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise TaskDagError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
-        ) from None
+        obj = jsonio.read_json(path)
+    except InputError as exc:  # read as every file is: BOM, nesting limit, located errors
+        raise TaskDagError(str(exc)) from None
     return parse_task_dag(obj, source=str(path))
 
 
@@ -187,7 +189,8 @@ def parse_task_dag(obj: Any, source: str = "<memory>") -> TaskDag:
     if isinstance(reference, bool) or not isinstance(reference, str | int) or not str(reference):
         raise fail("field 'final_answer' (the reference answer) is missing or empty")
     nodes = _parse_nodes(obj.get("steps"), fail)
-    sinks = [i for i in range(len(nodes)) if not any(i in n.parents for n in nodes)]
+    used = {p for n in nodes for p in n.parents}
+    sinks = [i for i, n in enumerate(nodes) if i not in used and n.parents]
     want = _normalise_answer(str(reference))
     correct = frozenset(i for i in sinks if _normalise_answer(_sink_answer(nodes[i].text)) == want)
     if not correct:
@@ -225,10 +228,10 @@ def _parse_nodes(raw: Any, fail) -> tuple[TaskNode, ...]:
         if not isinstance(text, str) or not isinstance(edge, str):
             raise fail(f"step at position {i}: 'node' and 'edge' must be text")
         steps.append(Step(item.get("step_id"), tuple(parents or ()), text, edge))
-    checked = build_graph(tuple(steps))
+    checked = validate_steps(tuple(steps))
     if checked.faults:
         more = f" (and {len(checked.faults) - 1} more faults)" if len(checked.faults) > 1 else ""
-        raise fail(checked.faults[0] + more)
+        raise fail(checked.faults[0].message + more)
     return tuple(
         TaskNode(s.step_id, checked.graph.parents[i], s.text, s.justification)
         for i, s in enumerate(steps)
@@ -240,33 +243,50 @@ def _parse_nodes(raw: Any, fail) -> tuple[TaskNode, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """A transition policy: ``uniform`` (focus 0) or ``focused`` with ``focus >= 0``.
+    """A transition policy: ``uniform``, or ``focused`` with ``focus >= 0`` and ``aversion >= 0``.
+
+    ``aversion`` is the wrong-sink aversion b: a wrong sink's weight is multiplied by
+    ``exp(-b)``.
 
     Example:
         >>> Policy("focused", 2.0).label
         'focused(focus=2)'
+        >>> Policy("focused", 1.0, aversion=3.0).label
+        'focused(focus=1, aversion=3)'
     """
 
     kind: str = "uniform"
     focus: float = 0.0
+    aversion: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in ("uniform", "focused"):
             raise DagMathError(f"unknown policy {self.kind!r}; use uniform or focused")
-        if not math.isfinite(self.focus) or self.focus < 0:
-            raise DagMathError(f"focus must be a finite number >= 0, got {self.focus!r}")
-        if self.kind == "uniform" and self.focus != 0:
-            raise DagMathError("the uniform policy takes no focus; use --policy focused")
+        for name, value in (("focus", self.focus), ("wrong-sink aversion", self.aversion)):
+            if not math.isfinite(value) or value < 0:
+                raise DagMathError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.kind == "uniform" and (self.focus != 0 or self.aversion != 0):
+            raise DagMathError(
+                "the uniform policy takes no focus or wrong-sink aversion; use --policy focused"
+            )
 
     @property
     def label(self) -> str:
-        return "uniform" if self.kind == "uniform" else f"focused(focus={self.focus:g})"
+        if self.kind == "uniform":
+            return "uniform"
+        extra = f", aversion={self.aversion:g}" if self.aversion else ""
+        return f"focused(focus={self.focus:g}{extra})"
 
     def weights(self, dag: TaskDag) -> tuple[float, ...]:
         """Unnormalised weight of each node (see the module docstring for the formula)."""
         favoured = dag.focus_set
         other = math.exp(-self.focus)
-        return tuple(1.0 if i in favoured else other for i in range(len(dag.nodes)))
+        wrong = set(dag.sinks) - dag.correct_sinks
+        averse = math.exp(-self.aversion)
+        return tuple(
+            (1.0 if i in favoured else other) * (averse if i in wrong else 1.0)
+            for i in range(len(dag.nodes))
+        )
 
 
 # --------------------------------------------------------------------------- sampling
@@ -288,13 +308,14 @@ class _Compiled:
 
 def _compile(dag: TaskDag, policy: Policy) -> _Compiled:
     children = dag.children
+    sinks = set(dag.sinks)
     return _Compiled(
         n_parents=tuple(len(n.parents) for n in dag.nodes),
         parent_mask=tuple(sum(1 << p for p in n.parents) for n in dag.nodes),
         child_mask=tuple(sum(1 << c for c in cs) for cs in children),
         children=children,
         sources=tuple(i for i, n in enumerate(dag.nodes) if not n.parents),
-        is_sink=tuple(not c for c in children),
+        is_sink=tuple(i in sinks for i in range(len(dag.nodes))),
         correct=tuple(i in dag.correct_sinks for i in range(len(dag.nodes))),
         weights=policy.weights(dag),
     )
@@ -521,8 +542,16 @@ def simulate_samples(
 
 
 def dump_json(obj: Any) -> str:
-    """The canonical text of a written file: 2-space indent, UTF-8 text, trailing newline."""
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    """The canonical text of a written file: UTF-8 text, trailing newline.
+
+    A list is written one item per line (``[``, the items, ``]``): compact enough that the
+    bundled sample data stays small, and a diff still shows which sample changed. Anything
+    else is one line.
+    """
+    if isinstance(obj, list) and obj:
+        items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in obj)
+        return f"[\n{items}\n]\n"
+    return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
 def _safe_part(value: str, what: str) -> str:

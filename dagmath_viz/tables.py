@@ -10,9 +10,19 @@ from dagmath_viz.metrics import GRAPH_STATS, cohort_masks, difficulty_group, sum
 from dagmath_viz.schema import CLASSES, COHORTS
 
 __all__ = [
+    "CLOSENESS_BINS",
+    "REPORT_TABLES",
+    "answers_before_final_step",
+    "by_difficulty",
     "class_counts_table",
+    "closeness_accuracy",
+    "closeness_bin",
+    "correct_to_perfect_shift",
     "format_percent",
+    "grouping_frame",
     "leaderboard",
+    "model_spread",
+    "report_table",
     "table1",
     "with_difficulty_group",
 ]
@@ -30,11 +40,15 @@ def leaderboard(
 ) -> pd.DataFrame:
     """One row per group: problems, trajectories, PASS@1 and R̂ with 95% intervals, Δ, AUC.
 
-    Rates are fractions in [0, 1]; ``*_low``/``*_high`` are percentile-bootstrap bounds over
-    problems (absent when ``n_boot`` is 0).
+    Rates are fractions in [0, 1]; ``*_low``/``*_high`` are 95% interval bounds over problems
+    (:func:`dagmath_viz.metrics.mean_interval`; absent when ``n_boot`` is 0, which only
+    switches them on or off). ``small_sample`` is true below 20 problems: the intervals
+    then rest on few problems, and pages warn. ``by`` may name ``difficulty_group``.
     """
     rows = []
-    for s in summarise(df, by=by, n_boot=n_boot, seed=seed):
+    by = list(by)
+    df = grouping_frame(df, by)
+    for s in summarise(df, by=by, n_boot=n_boot, seed=seed, cohorts=False):
         row = {k: s[k] for k in by}
         row.update(
             n_problems=s["n_problems"],
@@ -44,6 +58,7 @@ def leaderboard(
             r_hat=s["r_hat"],
             gap=s["gap"],
             auc=s["auc"],
+            small_sample=s["small_sample"],
         )
         if n_boot:
             row.update(
@@ -51,6 +66,8 @@ def leaderboard(
                 pass_at_1_high=s["pass_at_1_ci"][1],
                 r_hat_low=s["r_hat_ci"][0],
                 r_hat_high=s["r_hat_ci"][1],
+                auc_low=s["auc_ci"][0],
+                auc_high=s["auc_ci"][1],
             )
         row.update({c: s["class_counts"][c] for c in CLASSES})
         rows.append(row)
@@ -105,7 +122,9 @@ def leaderboard_display(
             return board[name].map(format_percent)
         return pd.Series(
             [
-                f"{format_percent(v)} [{format_percent(lo)[:-1]}, {format_percent(hi)}]"
+                format_percent(v)
+                if pd.isna(lo) or pd.isna(hi)  # one problem: no interval to show
+                else f"{format_percent(v)} [{format_percent(lo)[:-1]}, {format_percent(hi)}]"
                 for v, lo, hi in zip(
                     board[name], board[f"{name}_low"], board[f"{name}_high"], strict=True
                 )
@@ -147,3 +166,207 @@ def cohort_long(df: pd.DataFrame) -> pd.DataFrame:
         part["cohort"] = name
         parts.append(part)
     return pd.concat(parts, ignore_index=True) if parts else df.assign(cohort=[])
+
+
+# --------------------------------------------------------------------------- the paper's analyses
+
+#: Columns ``dagmath report --by`` can use that are derived, not stored.
+DERIVED_COLUMNS = ("difficulty_group",)
+
+
+def grouping_frame(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """``df`` with every derived column ``by`` asks for (``difficulty_group``) added.
+
+    Raises:
+        DagMathError: a column of ``by`` is neither stored nor derived; the message lists them.
+    """
+    from dagmath_viz.schema import DagMathError
+
+    unknown = [c for c in by if c not in df.columns and c not in DERIVED_COLUMNS]
+    if unknown:
+        known = ", ".join([*sorted(c for c in df.columns if df[c].map(_hashable).all()),
+                           *DERIVED_COLUMNS])  # fmt: skip
+        raise DagMathError(f"--by: unknown column(s) {', '.join(unknown)} (known: {known})")
+    if "difficulty_group" in by and "difficulty_group" not in df.columns:
+        return with_difficulty_group(df)
+    return df
+
+
+def _hashable(value) -> bool:
+    return not isinstance(value, list | dict | set | tuple)
+
+
+def model_spread(df: pd.DataFrame, within: Sequence[str] = ("dataset",)) -> pd.DataFrame:
+    """The paper's Table 2 "Std" row: across models, the sample std of PASS@1, R̂ and AUC.
+
+    One row per ``within`` group (per dataset by default): ``n_models``, the mean and the
+    sample standard deviation (n − 1 in the denominator) over models of each metric, in
+    fractions, and ``ratio`` = std PASS@1 / std R̂ (the paper's finding: PASS@1 varies far
+    more than R̂). Fewer than two models give NaN stds.
+    """
+    within = list(within)
+    board = leaderboard(df, by=["model", *within], n_boot=0)
+    cols = ["n_models"] + [
+        f"{m}_{s}" for m in ("pass_at_1", "r_hat", "auc") for s in ("mean", "std")
+    ]
+    if board.empty:
+        return pd.DataFrame(columns=[*within, *cols, "ratio"])
+    rows = []
+    groups = board.groupby(within, sort=True) if within else [((), board)]
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(within, key, strict=True))
+        row["n_models"] = len(part)
+        for metric in ("pass_at_1", "r_hat", "auc"):
+            values = part[metric].astype(float)
+            row[f"{metric}_mean"] = values.mean()
+            row[f"{metric}_std"] = values.std(ddof=1) if len(values) > 1 else float("nan")
+        std_r = row["r_hat_std"]
+        row["ratio"] = row["pass_at_1_std"] / std_r if std_r and std_r == std_r else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*within, *cols, "ratio"])
+
+
+def by_difficulty(
+    df: pd.DataFrame, by: Sequence[str] = ("model", "difficulty_group")
+) -> pd.DataFrame:
+    """PASS@1, R̂, Δ and AUC per model and difficulty group (the paper's Figure 3).
+
+    Group k holds difficulties in (k − 1, k] (DEFINITIONS.md §3); rows without a difficulty
+    are left out. The leaderboard's columns, intervals off.
+    """
+    grouped = with_difficulty_group(df)
+    grouped = grouped[grouped["difficulty_group"].notna()]
+    if grouped.empty:
+        return pd.DataFrame(columns=[*by, "n_problems", "pass_at_1", "r_hat", "gap", "auc"])
+    return leaderboard(grouped, by=list(by), n_boot=0)
+
+
+#: Closeness-rate bins of :func:`closeness_accuracy`: [lower, upper) and a last bin r = 1.
+CLOSENESS_BINS = (0.0, 0.5, 0.75, 0.9, 1.0)
+
+
+def closeness_bin(r: float) -> str | None:
+    """The label of the bin holding closeness rate ``r``: "[0.50, 0.75)" ... "1 (closed)"."""
+    if r is None or pd.isna(r):
+        return None
+    if r >= 1.0:
+        return "1 (no dead end)"
+    for lo, hi in zip(CLOSENESS_BINS, CLOSENESS_BINS[1:], strict=False):
+        if lo <= r < hi:
+            return f"[{lo:.2f}, {hi:.2f})"
+    return None
+
+
+def closeness_accuracy(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """Accuracy by closeness bin: how closeness relates to correctness, per model.
+
+    Scored trajectories only (those with a reference answer); one row per group and bin
+    with ``n`` (trajectories), ``n_correct`` and ``accuracy`` = n_correct / n (a share of
+    trajectories, not a mean over problems). Bins are those of :data:`CLOSENESS_BINS`, in
+    order; empty bins are left out.
+    """
+    by = list(by)
+    s = df[df["final_correct"].notna()]
+    columns = [*by, "closeness_bin", "n", "n_correct", "accuracy"]
+    if s.empty:
+        return pd.DataFrame(columns=columns)
+    labels = [closeness_bin(x) for x in (*CLOSENESS_BINS[:-1], 1.0)]
+    frame = s[by].copy()
+    frame["closeness_bin"] = pd.Categorical(
+        s["closeness_rate"].map(closeness_bin), categories=labels, ordered=True
+    )
+    frame["correct"] = s["final_correct"].astype(bool).astype(int)
+    out = (
+        frame.groupby([*by, "closeness_bin"], observed=True, sort=True)["correct"]
+        .agg(n="size", n_correct="sum")
+        .reset_index()
+    )
+    out["accuracy"] = out["n_correct"] / out["n"]
+    out["closeness_bin"] = out["closeness_bin"].astype(str)
+    return out[columns]
+
+
+def correct_to_perfect_shift(
+    df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")
+) -> pd.DataFrame:
+    """The paper's Appendix F: per group, mean(Perfect) − mean(Correct) of each statistic.
+
+    One row per group with the gap Δ = PASS@1 − R̂ and, for each graph statistic, the
+    shift from the Correct cohort's mean to the Perfect cohort's (negative: perfect
+    trajectories are smaller). NaN where a cohort is empty. Plot each shift against the gap.
+    """
+    by = list(by)
+    t1 = table1(df, by=by)
+    board = leaderboard(df, by=by, n_boot=0)
+    rows = []
+    if t1.empty or board.empty:
+        return pd.DataFrame(columns=[*by, "gap", *GRAPH_STATS])
+    gap = {tuple(r[k] for k in by): r["gap"] for _, r in board.iterrows()}
+    for key, part in t1.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        cells = part.set_index("cohort")
+        row = dict(zip(by, key, strict=True))
+        row["gap"] = gap.get(key, float("nan"))
+        for stat in GRAPH_STATS:
+            row[stat] = cells.at["Perfect", stat] - cells.at["Correct", stat]
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*by, "gap", *GRAPH_STATS])
+
+
+#: What ``dagmath report --table`` can print.
+REPORT_TABLES = ("leaderboard", "spread", "closeness", "shift")
+
+
+def report_table(df: pd.DataFrame, table: str, by: Sequence[str], n_boot: int = 0) -> pd.DataFrame:
+    """The table ``dagmath report --table NAME --by COLS`` prints (CSV/text).
+
+    ``leaderboard`` groups by ``by``; ``spread`` is :func:`model_spread` within ``by``
+    minus ``model``; ``closeness`` is :func:`closeness_accuracy` by ``by``; ``shift`` is
+    :func:`correct_to_perfect_shift` by ``by``.
+
+    Raises:
+        DagMathError: an unknown table or grouping column.
+    """
+    from dagmath_viz.schema import DagMathError
+
+    if table not in REPORT_TABLES:
+        raise DagMathError(f"--table: unknown table {table!r}; use {', '.join(REPORT_TABLES)}")
+    df = grouping_frame(df, by)
+    if table == "leaderboard":
+        return leaderboard(df, by=by, n_boot=n_boot)
+    if table == "spread":
+        return model_spread(df, within=[c for c in by if c != "model"])
+    if table == "closeness":
+        return closeness_accuracy(df, by=by)
+    return correct_to_perfect_shift(df, by=by)
+
+
+def answers_before_final_step(
+    df: pd.DataFrame, trajectories: Sequence | None = None
+) -> tuple[int, int] | None:
+    """How many trajectories took their answer from a step before the final one.
+
+    DEFINITIONS.md §1: with no ``\\boxed{}`` in the final step, the answer is the last box of
+    the latest earlier step, and the scored record's ``answer_step`` names that step's id.
+    A row counts when ``answer_step`` is set and differs from its final step's id. The
+    final step's id comes from the row's trajectory (``trajectories``, aligned with the
+    rows, as :class:`dagmath_viz.corpus.Corpus` holds them); rows without one are not
+    known and left out.
+
+    Returns:
+        (count, rows known), or None when the data have no ``answer_step`` column (scored
+        before the answer rule existed).
+    """
+    if "answer_step" not in df.columns:
+        return None
+    count = known = 0
+    steps = df["answer_step"].tolist()
+    trajs = list(trajectories) if trajectories is not None else [None] * len(steps)
+    for answer_step, traj in zip(steps, trajs, strict=True):
+        if traj is None or not getattr(traj, "steps", None):
+            continue
+        known += 1
+        if answer_step is not None and not pd.isna(answer_step):
+            count += answer_step != traj.steps[-1].step_id
+    return count, known

@@ -12,7 +12,14 @@ import re
 import reprlib
 from typing import Any
 
-__all__ = ["escape_markdown", "math_markdown", "normalise_statement", "plain", "short_repr"]
+__all__ = [
+    "count_formulas",
+    "escape_markdown",
+    "math_markdown",
+    "normalise_statement",
+    "plain",
+    "short_repr",
+]
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&=:^\"'$])")
 # $$...$$ or $...$ with no newline-pair inside; \$ is a literal dollar.
@@ -88,3 +95,12 @@ def short_repr(value: Any, limit: int = 100) -> str:
     except Exception:  # noqa: BLE001 - e.g. an int too long to print; any value gets a name
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def count_formulas(text: str) -> int:
+    """How many ``$...$`` / ``$$...$$`` formulas :func:`math_markdown` would typeset.
+
+    >>> count_formulas("costs $5 and $x^2$ or $$y$$")
+    2
+    """
+    return sum(1 for _ in _MATH.finditer(text))

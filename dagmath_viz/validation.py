@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dagmath_viz.graph import StepGraph
-from dagmath_viz.schema import Step, Trajectory
+from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.text import short_repr
 
-__all__ = ["Validation", "build_graph", "is_step_id", "step_name", "validate"]
+__all__ = ["Fault", "Validation", "is_step_id", "step_name", "validate", "validate_steps"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class Validation:
     """The well-formed graph of a trajectory and the structural faults found in it."""
 
     graph: StepGraph
-    faults: tuple[str, ...]
+    faults: tuple[Fault, ...]
 
     @property
     def legal(self) -> bool:
@@ -36,27 +36,27 @@ def is_step_id(value: Any) -> bool:
 
 
 def step_name(step_id: Any) -> str:
-    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length.
-
-    :mod:`dagmath_viz.render` finds the step a message is about by this prefix.
-    """
+    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length."""
     return f"step {short_repr(step_id)}"
 
 
-def build_graph(steps: tuple[Step, ...]) -> Validation:
+def validate_steps(steps: tuple[Step, ...]) -> Validation:
     """Check the steps' ids and references; keep only well-formed edges.
 
     Messages name the step (``step 4: parent 9 does not exist``); callers add the file,
     problem and sample.
     """
-    faults: list[str] = []
+    faults: list[Fault] = []
     position: dict[int, int] = {}
     for i, step in enumerate(steps):
         sid = step.step_id
         if not is_step_id(sid):
-            faults.append(f"step at position {i + 1}: step_id {short_repr(sid)} is not an integer")
+            message = f"step at position {i + 1}: step_id {short_repr(sid)} is not an integer"
+            faults.append(Fault(sid, "step_id", message, (i,)))
         elif sid in position:
-            faults.append(f"step {sid}: duplicate step_id (first at position {position[sid] + 1})")
+            first = position[sid]
+            message = f"step {sid}: duplicate step_id (first at position {first + 1})"
+            faults.append(Fault(sid, "duplicate_id", message, (first, i)))
         else:
             position[sid] = i
 
@@ -64,16 +64,21 @@ def build_graph(steps: tuple[Step, ...]) -> Validation:
     forward: list[tuple[int, int]] = []  # (child pos, parent pos) for the cycle check
     for i, step in enumerate(steps):
         kept: set[int] = set()
-        name = step_name(step.step_id)
+        sid = step.step_id
+        name = step_name(sid)
         for p in step.parents:
             if not is_step_id(p):
-                faults.append(f"{name}: parent {short_repr(p)} is not an integer step id")
+                message = f"{name}: parent {short_repr(p)} is not an integer step id"
+                faults.append(Fault(sid, "parent", message, (i,)))
             elif p not in position:
-                faults.append(f"{name}: parent {p} does not exist")
+                faults.append(
+                    Fault(sid, "missing_parent", f"{name}: parent {p} does not exist", (i,))
+                )
             elif position[p] == i:
-                faults.append(f"{name}: cites itself")
+                faults.append(Fault(sid, "self_reference", f"{name}: cites itself", (i,)))
             elif position[p] > i:
-                faults.append(f"{name}: parent {p} is not an earlier step")
+                message = f"{name}: parent {p} is not an earlier step"
+                faults.append(Fault(sid, "forward_reference", message, (i,)))
                 forward.append((i, position[p]))
             else:
                 kept.add(position[p])
@@ -83,7 +88,8 @@ def build_graph(steps: tuple[Step, ...]) -> Validation:
     if forward:
         cycle = _find_cycle(graph, forward)
         if cycle:
-            faults.append("cycle: " + " -> ".join(str(graph.ids[c]) for c in cycle))
+            message = "cycle: " + " -> ".join(str(graph.ids[c]) for c in cycle)
+            faults.append(Fault(graph.ids[cycle[0]], "cycle", message, tuple(cycle[:-1])))
     return Validation(graph=graph, faults=tuple(faults))
 
 
@@ -124,10 +130,12 @@ def _find_cycle(graph: StepGraph, forward: list[tuple[int, int]]) -> list[int] |
 
 def validate(traj: Trajectory) -> Validation:
     """All faults of a trajectory: load errors, structure, and a missing final answer."""
-    result = build_graph(traj.steps)
+    result = validate_steps(traj.steps)
     faults = list(traj.load_errors) + list(result.faults)
     if not traj.steps:
-        faults.append("no steps")
+        faults.append(Fault(None, "no_steps", "no steps"))
     elif not traj.steps[-1].text.strip():
-        faults.append(f"{step_name(traj.steps[-1].step_id)}: final step has no answer text")
+        sid = traj.steps[-1].step_id
+        message = f"{step_name(sid)}: final step has no answer text"
+        faults.append(Fault(sid, "no_answer", message, (len(traj.steps) - 1,)))
     return Validation(graph=result.graph, faults=tuple(faults))

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dagmath_viz import figures, tables
+from dagmath_viz import figures, paper_figures, tables
+from dagmath_viz.bundled import bundled_notice
 from dagmath_viz.metrics import GRAPH_STATS
 from pages import common
 
 corpus = common.corpus()
 df = corpus.scored
 st.title("Distributions of graph statistics")
+if note := bundled_notice([corpus.label]):
+    st.info(note, icon=":material/science:")
 if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
@@ -48,3 +51,29 @@ st.plotly_chart(
 summary = long.groupby(["model", "cohort"])[stat].describe().reset_index()
 st.dataframe(summary, hide_index=True, width="stretch")
 common.download(summary, f"{stat}_by_cohort.csv", "Download the summary (CSV)")
+
+st.subheader("Accuracy by closeness")
+st.caption(
+    "Share of trajectories with a correct answer in each closeness-rate bin (trajectories "
+    "with a reference answer): does a more closed derivation go with a right answer?"
+)
+closeness = common.derived("closeness_accuracy", lambda: tables.closeness_accuracy(df))
+closeness = closeness[closeness["model"].isin(chosen)]
+if closeness.empty:
+    st.info("No trajectory has a reference answer.")
+else:
+    st.plotly_chart(paper_figures.closeness_accuracy_figure(closeness), width="stretch")
+    common.download(closeness, "accuracy_by_closeness.csv", "Download (CSV)")
+
+st.subheader("Correct → Perfect shift against the gap (the paper's Appendix F)")
+st.caption(
+    "For each model and dataset: mean of a statistic over Perfect trajectories minus its "
+    "mean over Correct ones, against Δ = PASS@1 − R̂. Density in percentage points."
+)
+shift = common.derived("shift", lambda: tables.correct_to_perfect_shift(df))
+shift = shift[shift["model"].isin(chosen)]
+if shift.dropna(subset=list(GRAPH_STATS), how="all").empty:
+    st.info("No model has both correct and perfect trajectories.")
+else:
+    st.plotly_chart(paper_figures.shift_figure(shift), width="stretch")
+    common.download(shift, "correct_to_perfect_shift.csv", "Download (CSV)")

@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from dagmath_viz import figures, tables
-from dagmath_viz.logic import efficiency_table, proof_graph, read_jsonl
+from dagmath_viz.logic import efficiency_table, model_proof_summary, proof_graph, read_jsonl
 from dagmath_viz.render import render_proof_html
 from dagmath_viz.schema import DagMathError
 from dagmath_viz.text import escape_markdown, math_markdown, plain
@@ -19,9 +19,10 @@ GSM = common.ROOT / "sample_data" / "gsm"
 st.title("Efficiency of proofs")
 st.caption(
     "Math word problems generated as logic programs with irrelevant axioms; each strategy "
-    "acts as a reasoner. Efficiency = |shortest proof| / |proof| in theorems (1 for a "
-    "shortest proof); the non-axiom variant counts derived theorems only. Generate your own "
-    "with `dagmath gsm generate` and `dagmath gsm solve`."
+    "acts as a reasoner. Efficiency = |S ∩ P| / |P|: the share of the theorems a proof states "
+    "(P) that are in the shortest proof (S); recall = |S ∩ P| / |S|; exact match: P = S; all "
+    "scored on correct answers. The non-axiom variant counts derived theorems only. Generate "
+    "your own with `dagmath gsm generate` and `dagmath gsm solve`."
 )
 
 with st.expander("Use your own problems and proofs"):
@@ -58,7 +59,7 @@ except DagMathError as exc:
 st.caption(f"Records: {source} · {len(problems)} problems · {len(proofs)} proofs")
 st.subheader("Accuracy and efficiency by strategy × structure × overlap")
 shown = table.copy()
-for col in ("accuracy", "efficiency", "efficiency_non_axiom"):
+for col in ("accuracy", "efficiency", "efficiency_non_axiom", "recall", "exact_match"):
     shown[col] = shown[col].map(tables.format_percent)
 st.dataframe(shown, hide_index=True, width="stretch")
 common.download(table, "efficiency.csv", "Download the table (CSV, fractions)")
@@ -67,6 +68,31 @@ structures = [s for s in ("trees", "tree", "axiom", "none") if s in set(table["i
 if structures:
     structure = st.radio("Irrelevant structure", structures, horizontal=True, key="eff_structure")
     st.plotly_chart(figures.efficiency_figure(table, structure), width="stretch")
+
+# --- model proofs beside the simulated strategies (dagmath gsm score-proofs) -------------
+st.subheader("Model proofs beside the simulated strategies")
+st.caption(
+    "Proofs a model wrote in natural language, scored with `dagmath gsm score-proofs` (each "
+    "sentence matched to a theorem of the problem's program, or to none), next to the "
+    "strategies above. Rates are means over correct answers."
+)
+up_scored = st.file_uploader("scored.jsonl (dagmath gsm score-proofs)", type=["jsonl"])
+if up_scored:
+    try:
+        scored = _uploaded(up_scored)
+        side = model_proof_summary(proofs, scored)
+    except DagMathError as exc:
+        st.error(escape_markdown(f"Could not read the scored proofs: {plain(str(exc), 500)}"))
+    else:
+        side["reasoner"] = side["reasoner"].map(lambda v: plain(str(v), 80))
+        for col in ("accuracy", "efficiency", "efficiency_non_axiom", "recall", "exact_match"):
+            side[col] = side[col].map(tables.format_percent)
+        st.dataframe(side, hide_index=True, width="stretch")
+        errors = sum("error" in r for r in scored)
+        if errors:
+            st.caption(f"{errors} record(s) could not be read and are left out.")
+else:
+    st.info("Upload a scored.jsonl to compare a model's proofs with the strategies.")
 
 st.subheader("One problem")
 by_id = {str(p["problem_id"]): p for p in problems}

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dagmath_viz import figures, metrics, tables
+from dagmath_viz import figures, metrics, paper_figures, tables
+from dagmath_viz.bundled import bundled_notice
 from pages import common
 
 corpus = common.corpus()
 df = corpus.scored
 st.title("Overview")
+if note := bundled_notice([corpus.label]):
+    st.info(note, icon=":material/science:")
 st.caption(
     "PASS@1 and R̂ (the perfect reasoning rate) are means over problems, each problem weighing "
-    "the same; intervals are 95% percentile-bootstrap intervals over problems. "
+    "the same; intervals are 95% intervals over problems (Hall's skewness-corrected t). "
     "Δ = PASS@1 − R̂. AUC is the area under A(τ)."
 )
 if df.empty:
@@ -21,8 +24,50 @@ if df.empty:
 
 board = common.derived("leaderboard", lambda: tables.leaderboard(df, n_boot=1000))
 st.subheader("Leaderboard")
+if board["small_sample"].any():
+    few = board.loc[board["small_sample"], ["model", "dataset"]].astype(str)
+    st.warning(
+        f"{len(few)} of {len(board)} rows rest on fewer than {metrics.SMALL_SAMPLE} problems: "
+        "their intervals are wide and less reliable. Compare such rows with care.",
+        icon=":material/warning:",
+    )
 st.dataframe(tables.leaderboard_display(board), hide_index=True, width="stretch")
 common.download(board, "leaderboard.csv", "Download the leaderboard (CSV, fractions)")
+
+early = common.derived(
+    "answers_before_final", lambda: tables.answers_before_final_step(df, corpus.trajectories)
+)
+if early is not None and early[1]:
+    st.caption(
+        f"{early[0]:,} of {early[1]:,} trajectories took their answer from a step before the "
+        "final one (no \\boxed{} in the final step; DEFINITIONS.md §1)."
+    )
+
+st.subheader("PASS@1 against R̂ across models")
+st.caption(
+    "The paper's headline: PASS@1 varies a lot across models while R̂ barely moves. "
+    "The table is the paper's Table 2 Std row: the sample standard deviation over models."
+)
+st.plotly_chart(paper_figures.spread_figure(board), width="stretch")
+spread = common.derived("model_spread", lambda: tables.model_spread(df))
+shown = spread.copy()
+for col in shown.columns:
+    if col.endswith(("_mean", "_std")):
+        shown[col] = shown[col].map(tables.format_percent)
+shown["ratio"] = spread["ratio"].round(1)
+labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
+for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
+    labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}
+st.dataframe(shown.rename(columns=labels), hide_index=True, width="stretch")
+common.download(spread, "model_spread.csv", "Download the spread (CSV, fractions)")
+
+st.subheader("By difficulty group")
+by_diff = common.derived("by_difficulty", lambda: tables.by_difficulty(df))
+if by_diff.empty:
+    st.info("No difficulty is known for these data.")
+else:
+    st.plotly_chart(paper_figures.difficulty_figure(by_diff), width="stretch")
+    common.download(by_diff, "by_difficulty.csv", "Download by difficulty group (CSV)")
 
 st.subheader("AUC curves")
 curve = common.derived("auc_curve", lambda: metrics.auc_curve(df))

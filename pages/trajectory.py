@@ -6,10 +6,10 @@ import streamlit as st
 
 from dagmath_viz import tables
 from dagmath_viz.corpus import natural_key
-from dagmath_viz.render import render_dag_html
+from dagmath_viz.render import readable_default
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import escape_markdown, math_markdown, plain
-from pages import common
+from pages import common, graph_view
 
 corpus = common.corpus()
 df = corpus.scored
@@ -17,6 +17,25 @@ st.title("Trajectory")
 if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
+
+if "traj_model" not in st.session_state and "model" not in st.query_params:
+    # Land on a readable trajectory (short, imperfect, with a dead end), not the largest.
+    landing = df.assign(_key=df["problem_id"].map(natural_key)).sort_values(
+        ["model", "dataset", "_key", "sample_id"]
+    )
+    sizes = [
+        (int(n), len(d), c)
+        for n, d, c in zip(landing["n_nodes"], landing["dead_ends"], landing["class"], strict=True)
+    ]
+    pick_row = readable_default(sizes)
+    if pick_row is not None:
+        first = landing.iloc[pick_row]
+        st.session_state.update(
+            traj_model=first["model"],
+            traj_dataset=first["dataset"],
+            traj_problem=first["problem_id"],
+            traj_sample=first["sample_id"],
+        )
 
 top = st.columns([2, 2, 3])
 with top[0]:
@@ -95,46 +114,10 @@ if traj is None:
 
 dead = set(rec["dead_ends"])
 wanted_step = st.query_params.get("step")
-graph_col, steps_col = st.columns([3, 2])
-with graph_col:
-    height = 620
-    html = render_dag_html(
-        traj, dead_ends=rec["dead_ends"], final_correct=rec["final_correct"], height_px=height
-    )
-    st.iframe(html, height=height + 70)
-STEPS_PER_PAGE = 200
-
-
-def _step_window(steps: tuple, wanted: str | None) -> tuple[int, int]:
-    """The slice of steps to list: all of them, or a page of STEPS_PER_PAGE for long ones."""
-    if len(steps) <= STEPS_PER_PAGE:
-        return 0, len(steps)
-    starts = list(range(0, len(steps), STEPS_PER_PAGE))
-    labels = [f"steps {a + 1}–{min(a + STEPS_PER_PAGE, len(steps))}" for a in starts]
-    if wanted is not None and "traj_step_page" not in st.session_state:
-        hit = next((i for i, s in enumerate(steps) if str(s.step_id) == wanted), 0)
-        st.session_state["traj_step_page"] = labels[hit // STEPS_PER_PAGE]
-    label = common.select(f"{len(steps):,} steps: list", labels, "traj_step_page")
-    start = starts[labels.index(label)]
-    return start, min(start + STEPS_PER_PAGE, len(steps))
-
-
-with steps_col:
-    with st.expander("Problem", expanded=False):
-        st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
-    first, last = _step_window(traj.steps, wanted_step)
-    with st.container(height=height, border=True):
-        for step in traj.steps[first:last]:
-            parents = ", ".join(f"S{p}" for p in step.parents) or "given"
-            flag = " · :orange-background[**dead end**]" if step.step_id in dead else ""
-            here = (
-                " :material/arrow_back: :blue-background[linked step]"
-                if wanted_step is not None and str(step.step_id) == wanted_step
-                else ""
-            )
-            sid = escape_markdown(plain(str(step.step_id), 20))
-            st.markdown(f"**S{sid}**{here} ← {escape_markdown(plain(parents, 200))}{flag}")
-            st.markdown(math_markdown(step.text))
-            if step.justification:
-                with st.expander("why", expanded=False):
-                    st.markdown(math_markdown(step.justification))
+if wanted_step is not None and all(str(s.step_id) != wanted_step for s in traj.steps):
+    st.warning(f"Step {escape_markdown(plain(wanted_step, 40))} is not in this trajectory.")
+    wanted_step = None
+with st.expander("Problem", expanded=False):
+    st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
+graph_view.trajectory_view(traj, rec, selected_step=wanted_step)
+graph_view.typeset_steps(traj, dead, wanted_step, key="traj_typeset")

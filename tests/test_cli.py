@@ -209,7 +209,7 @@ BAD_SCORE_CASES = [
         id="invalid-answers-file",
     ),
     pytest.param(
-        {"ok.jsonl": "{}\n"}, ["--answers", "none.json"], "cannot read", 1, id="no-answers-file"
+        {"ok.jsonl": "{}\n"}, ["--answers", "none.json"], "no such file", 1, id="no-answers-file"
     ),
 ]
 

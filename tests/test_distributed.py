@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("distributed")
 
 from distributed import Client, LocalCluster  # noqa: E402
-from test_parallel import _fault_run, serial_lines  # noqa: E402
+from test_fastscore import _fault_run, serial_lines  # noqa: E402
 
-from dagmath_viz import parallel  # noqa: E402
+from dagmath_viz import pipeline  # noqa: E402
 from dagmath_viz.answers import AnswerChecker  # noqa: E402
 from dagmath_viz.cli import main  # noqa: E402
 from dagmath_viz.distributed import score_on_dask  # noqa: E402
@@ -41,7 +41,7 @@ def client(cluster):
 def test_same_records_as_dagmath_score(client, tmp_path, answer_checker) -> None:
     run_dir = _fault_run(tmp_path)
     expected, issues, files_read = serial_lines([run_dir], answer_checker)
-    local = b"".join(parallel.score_paths([run_dir], checker=answer_checker).lines())
+    local = b"".join(pipeline.score_paths([run_dir], checker=answer_checker).lines())
     assert local == expected
     # a fresh checker, so the pairs math-verify must see are checked on the cluster
     checker = AnswerChecker(timeout=20)

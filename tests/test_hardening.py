@@ -368,33 +368,30 @@ def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
     (tmp_path / "run" / "sub" / "loop").symlink_to(tmp_path / "run", target_is_directory=True)
     (tmp_path / "run" / "same.json").symlink_to(tmp_path / "run" / "sub" / "a.json")
     result = load_paths([tmp_path / "run"])
-    # the real file and the file link inside the folder; the folder links add nothing
+    # the real file, once: links inside the folder (to a file or a folder) add nothing
+    # (issue 16 item 10: a file link used to load its target twice)
     assert sorted(t.source for t in result.trajectories) == [
-        f"{tmp_path}/run/same.json:item 1",
         f"{tmp_path}/run/sub/a.json:item 1",
     ]
     assert result.issues == ()
 
 
-def test_a_very_deep_graph_is_laid_out_here_not_by_vis_network():
-    """vis-network's hierarchical layout recurses once per level: a 2,800-step chain
-    overflows Chromium's stack and nothing is drawn. Deeper than MAX_LAYOUT_DEPTH, the
-    positions are computed by level here instead (one row per level, top-down)."""
-    from dagmath_viz.render import MAX_LAYOUT_DEPTH, render_dag_html
+def test_a_very_deep_graph_is_laid_out_in_reading_order():
+    """A 2,800-step chain (vis-network's recursive layout used to overflow Chromium's stack on
+    it) is laid out here, one row per step in reading order, every node placed."""
+    from dagmath_viz.layout import ROW_STEP
+    from dagmath_viz.render import render_dag_html
     from dagmath_viz.schema import Step, Trajectory
 
-    def nodes_and_layout(n: int) -> tuple[list[dict], dict]:
-        steps = tuple(Step(i, (i - 1,) if i > 1 else (), f"s{i}") for i in range(1, n + 1))
-        page = render_dag_html(Trajectory("m", "d", "1", 0, steps))
-        nodes = json.loads(re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", page).group(1))
-        options = json.loads(re.search(r"var options = (\{.*?\});\s", page).group(1))
-        return nodes, options["layout"]
-
-    nodes, layout = nodes_and_layout(MAX_LAYOUT_DEPTH + 2)
-    assert layout["hierarchical"]["enabled"] is False and layout["improvedLayout"] is False
-    assert [(n["x"], n["y"]) for n in nodes[:3]] == [(0, 0), (0, 80), (0, 160)]
-    nodes, layout = nodes_and_layout(50)
-    assert layout["hierarchical"]["enabled"] is True and "x" not in nodes[0]
+    n = 2_802
+    steps = tuple(Step(i, (i - 1,) if i > 1 else (), f"s{i}") for i in range(1, n + 1))
+    page = render_dag_html(Trajectory("m", "d", "1", 0, steps))
+    block = re.search(r'id="dm-data">(.*?)</script>', page, re.S).group(1)
+    data = json.loads(block)
+    assert data["view"]["layout"] == "reading" and f'data-nodes="{n}"' in page
+    boxes = data["layouts"]["reading"]["boxes"]
+    assert [b[1] for b in boxes[:3]] == [0, ROW_STEP, 2 * ROW_STEP]
+    assert boxes[-1][1] == (n - 1) * ROW_STEP
 
 
 # --- uploads: the corpus's zips through the app's extraction ------------------------------------
@@ -561,3 +558,39 @@ def test_a_megabyte_of_boxes_is_read_in_linear_time():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=10)
     assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ every command reads alike
+
+
+def _dagmath(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run(  # the timeout is the hang guard
+        [sys.executable, "-m", "dagmath_viz", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_deep_json_is_one_line_in_score_and_simulate(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b"[" * 3000 + b"]" * 3000)
+    what = "line 1, column 1026: invalid JSON (depth limit exceeded)"
+    scored = _dagmath("score", str(deep), "-o", str(tmp_path / "o.jsonl"), "--no-cache")
+    assert f"dagmath: error: {deep}: file: {what}" in scored.stderr.splitlines()
+    simulated = _dagmath("simulate", str(deep), "--policy", "uniform", "--exact")
+    assert simulated.returncode == 1 and "Traceback" not in simulated.stderr
+    assert simulated.stderr.splitlines() == [f"dagmath: error: {deep}: {what}"]
+
+
+def test_gsm_solve_accepts_a_byte_order_mark(tmp_path):
+    problems = REPO / "sample_data" / "gsm" / "problems.jsonl"
+    first = problems.read_bytes().split(b"\n", 1)[0]
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + first + b"\n")
+    out = tmp_path / "solved.jsonl"
+    proc = _dagmath("gsm", "solve", str(bom), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 0

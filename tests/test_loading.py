@@ -290,7 +290,7 @@ def test_bad_answer_file(tmp_path: Path, name: str, content: str, fragment: str)
 
 
 def test_missing_answer_file(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read answers file"):
+    with pytest.raises(InputError, match=r"nope\.json: no such file or folder$"):
         load_answer_key(tmp_path / "nope.json")
     with pytest.raises(InputError):
         load_paths([tmp_path], answers=tmp_path / "nope.json")
@@ -452,7 +452,8 @@ def test_wrong_field_types_keep_the_trajectory_with_load_errors(
     if raw_steps is not None:
         record["steps"] = raw_steps
     (t,) = load_paths([write_jsonl(tmp_path / "r.jsonl", record)]).trajectories
-    assert any(fragment in e for e in t.load_errors), t.load_errors
+    assert any(fragment in str(e) for e in t.load_errors), t.load_errors
+    assert {e.kind for e in t.load_errors} == {"record"}
 
 
 def test_null_and_empty_parents_are_givens(tmp_path: Path) -> None:
@@ -530,3 +531,235 @@ def test_link_leading_outside_the_folder_is_refused(tmp_path: Path) -> None:
     assert [t.problem_id for t in result.trajectories] == ["2"]
     (issue,) = result.issues
     assert "refused" in issue.message and issue.file == str(inside / "link.jsonl")
+
+
+# --------------------------------------------------------------------------- layouts, discovery
+
+
+@pytest.fixture(scope="module")
+def thought_anchors() -> Path:
+    """``../shared/data/thought-anchors`` (20 real solutions), or skip / fail as shared_data."""
+    path = (Path(__file__).parents[1] / ".." / "shared" / "data" / "thought-anchors").resolve()
+    if not path.is_dir():
+        if os.environ.get("DAGMATH_REQUIRE_SHARED") == "1":
+            pytest.fail(f"thought-anchors data not found at {path}", pytrace=False)
+        pytest.skip(f"thought-anchors data not found at {path}")
+    return path
+
+
+def test_thought_anchors_layout_loads_each_solution_once(thought_anchors: Path) -> None:
+    result = load_paths([thought_anchors])
+    # 10 problems x (correct, incorrect); problem.json and base_solution.json are part of
+    # each solution, never trajectories (nor issues) of their own
+    assert len(result.trajectories) == 20
+    assert result.issues == ()
+    assert result.files_read == 20
+    by_key = {(t.problem_id, t.sample_id): t for t in result.trajectories}
+    assert len(by_key) == 20
+    model = "deepseek-r1-distill-qwen-14b"
+    assert {t.model for t in result.trajectories} == {model}
+    assert {t.dataset for t in result.trajectories} == {"thought-anchors"}
+    # counted from the files: incorrect_base_solution/problem_330 has chunks 0..230, and
+    # chunk 3 depends on "2" and is tagged plan_generation
+    wrong_330 = by_key[("330", 1)]
+    assert len(wrong_330.steps) == 231
+    assert wrong_330.steps[0].step_id == 0 and wrong_330.steps[-1].step_id == 230
+    assert wrong_330.steps[3].parents == (2,)
+    assert wrong_330.steps[3].tags == ("plan_generation",)
+    assert wrong_330.reference_answer == "88572"
+    assert wrong_330.difficulty == 5.0 and wrong_330.domain == "Algebra"
+    assert "problem_330" in wrong_330.source and "incorrect_base_solution" in wrong_330.source
+    assert len(by_key[("330", 0)].steps) == 139
+    wrong_4164 = by_key[("4164", 1)]
+    assert len(wrong_4164.steps) == 117
+    assert wrong_4164.reference_answer == r"-\frac{5}{12}"
+    assert wrong_4164.domain == "Intermediate Algebra"
+    assert by_key[("4164", 1)].problem_text.startswith(by_key[("4164", 0)].problem_text[:40])
+
+
+def _ta_folder(root: Path, chunks: object, problem: object | None = None) -> Path:
+    folder = root / "m" / "correct_base_solution" / "problem_7"
+    folder.mkdir(parents=True)
+    (folder / "chunks_labeled.json").write_text(json.dumps(chunks), encoding="utf-8")
+    if problem is not None:
+        (folder / "problem.json").write_text(json.dumps(problem), encoding="utf-8")
+    (folder / "base_solution.json").write_text('{"answer": "3"}', encoding="utf-8")
+    return folder
+
+
+def test_thought_anchors_chunks_become_steps(tmp_path: Path) -> None:
+    chunks = [
+        {"chunk": "let x = 1", "chunk_idx": 0, "depends_on": [], "function_tags": ["setup"]},
+        {"chunk": "so \\boxed{3}", "chunk_idx": 1, "depends_on": ["0"], "function_tags": []},
+    ]
+    _ta_folder(tmp_path, chunks, {"gt_answer": 3, "level": "Level 2", "problem": "P?"})
+    result = load_paths([tmp_path])
+    (traj,) = result.trajectories
+    assert traj.model == "m" and traj.problem_id == "7" and traj.sample_id == 0
+    assert [(s.step_id, s.parents, s.text, s.tags) for s in traj.steps] == [
+        (0, (), "let x = 1", ("setup",)),
+        (1, (0,), "so \\boxed{3}", ()),
+    ]
+    assert (traj.reference_answer, traj.difficulty, traj.problem_text) == ("3", 2.0, "P?")
+    assert traj.load_errors == ()
+
+
+def test_thought_anchors_bad_parts_are_named(tmp_path: Path) -> None:
+    chunks = [{"chunk": "a", "chunk_idx": 0, "depends_on": "0"}, 5]
+    folder = _ta_folder(tmp_path, chunks)  # no problem.json
+    result = load_paths([tmp_path])
+    (traj,) = result.trajectories
+    assert [(f.step_id, f.message, f.positions) for f in traj.load_errors] == [
+        (0, "step 0: depends_on is str, expected a list", (0,)),
+        (None, "step at position 2: is int, expected an object", (1,)),
+    ]
+    assert [str(i) for i in result.issues] == [
+        f"{folder / 'problem.json'}: file: no such file or folder"
+    ]
+
+
+def test_a_file_in_no_layout_is_reported_once(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('[{"lr": 1}, {"lr": 2}]', encoding="utf-8")
+    (tmp_path / "notes.jsonl").write_text('{"a": 1}\n{"b": 2}\n', encoding="utf-8")
+    result = load_paths([tmp_path])
+    assert result.trajectories == ()
+    assert sorted(str(i) for i in result.issues) == [
+        f"{tmp_path / 'config.json'}: top level: not a trajectory file: layout not recognised",
+        f"{tmp_path / 'notes.jsonl'}: top level: not a trajectory file: layout not recognised",
+    ]
+
+
+def test_dot_files_and_dot_folders_are_never_read(tmp_path: Path) -> None:
+    good = [{"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}]
+    (tmp_path / "run.json").write_text(json.dumps(good), encoding="utf-8")
+    (tmp_path / ".journal.jsonl").write_text("{broken", encoding="utf-8")
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "run.json").write_text(json.dumps(good), encoding="utf-8")
+    result = load_paths([tmp_path])
+    assert len(result.trajectories) == 1 and result.issues == () and result.files_read == 1
+
+
+def test_excluded_output_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    good = [{"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}]
+    (tmp_path / "run.json").write_text(json.dumps(good), encoding="utf-8")
+    out = tmp_path / "scored.jsonl"
+    out.write_text("{}\n", encoding="utf-8")
+    result = load_paths([tmp_path], exclude=[out])
+    assert len(result.trajectories) == 1
+    assert [(i.file, i.message, i.severity) for i in result.issues] == [
+        (str(out), "skipped: the output of this run", "warning")
+    ]
+
+
+def test_score_into_its_own_folder_does_not_grow(tmp_path: Path) -> None:
+    from dagmath_viz.cli import main
+
+    good = [{"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}]
+    (tmp_path / "run.json").write_text(json.dumps(good), encoding="utf-8")
+    out = tmp_path / "scored.jsonl"
+    for _ in range(3):  # issue 16 item 8: 1 -> 2 -> 3 records before
+        assert main(["score", str(tmp_path), "-o", str(out), "--no-cache"]) == 0
+        assert len(out.read_bytes().splitlines()) == 1
+
+
+def test_layout_registry_names_each_file() -> None:
+    from dagmath_viz.loading import layout_of
+
+    names = {
+        "m/d/problem_3_all_samples.json": "official",
+        "d/problem_3.json": "gold",
+        "x.jsonl": "JSON records",
+        "answers.csv": "answer key",
+        "m/incorrect_base_solution/problem_9/chunks_labeled.json": "thought-anchors",
+        "m/incorrect_base_solution/problem_9/problem.json": "thought-anchors companion",
+        "elsewhere/problem.json": "JSON records",
+    }
+    assert {p: layout_of(Path(p)).name for p in names} == names
+    assert layout_of(Path("notes.txt")) is None
+
+
+# --------------------------------------------------------------------------- one bad record
+
+
+def _scored(**changes) -> dict:
+    record = {
+        "model": "m", "dataset": "d", "problem_id": "1", "sample_id": 0, "n_nodes": 2,
+        "n_edges": 1, "density": 0.5, "max_in_degree": 1, "max_out_degree": 1,
+        "dead_ends": [], "closeness_rate": 1.0, "closed": True, "final_correct": True,
+        "perfect": True, "class": "perfect",
+    }  # fmt: skip
+    record.update(changes)
+    return record
+
+
+def test_sample_ids_beyond_64_bits_fall_back_to_the_position(tmp_path: Path) -> None:
+    # issue 16 item 4: 2**64 - 1 beside -1 fits no integer column; the app's keys crashed
+    good = {"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}
+    records = [{**good, "sample_id": 2**64 - 1}, {**good, "sample_id": -1}]
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    result = load_paths([path])
+    assert [t.sample_id for t in result.trajectories] == [0, -1]
+    assert [str(i) for i in result.issues] == [
+        f"{path}: item 1: sample_id 18446744073709551615 is out of range (64-bit); "
+        "using its position 0"
+    ]
+
+
+def test_bad_scored_records_are_named_and_skipped(tmp_path: Path) -> None:
+    missing = _scored()
+    del missing["sample_id"]
+    lines = [
+        _scored(sample_id=None),
+        missing,
+        _scored(sample_id="zero"),
+        _scored(model=["x"]),
+        _scored(dataset={"d": 1}),
+        _scored(sample_id=7),  # the good one
+    ]
+    path = tmp_path / "scored.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    result = load_paths([path])
+    assert [r["sample_id"] for r in result.scored_records] == [7]
+    assert [(i.location, i.message) for i in result.issues] == [
+        ("line 1", "scored record: 'sample_id' is None, expected a 64-bit integer"),
+        ("line 2", "scored record: 'sample_id' is None, expected a 64-bit integer"),
+        ("line 3", "scored record: 'sample_id' is 'zero', expected a 64-bit integer"),
+        ("line 4", "scored record: 'model' is ['x'], expected text"),
+        ("line 5", "scored record: 'dataset' is {'d': 1}, expected text"),
+    ]
+
+
+def test_an_answers_csv_field_over_the_csv_limit_is_one_line(tmp_path: Path) -> None:
+    key = tmp_path / "answers.csv"
+    key.write_text("problem_id,answer\n1,2\n2," + "9" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_answer_key(key)
+    assert str(caught.value).startswith(f"{key}: line 3: field larger than field limit")
+    # inside a data folder it is named, and the data beside it still loads
+    (tmp_path / "run.json").write_text(
+        json.dumps([{"problem_id": 1, "steps": [{"step_id": 1, "text": "\\boxed{2}"}]}]),
+        encoding="utf-8",
+    )
+    result = load_paths([tmp_path])
+    assert len(result.trajectories) == 1
+    assert [i.file for i in result.issues] == [str(key)]
+
+
+def test_fifos_and_unlistable_folders_are_named(tmp_path: Path) -> None:
+    good = [{"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}]
+    (tmp_path / "run.json").write_text(json.dumps(good), encoding="utf-8")
+    os.mkfifo(tmp_path / "pipe.json")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "x.json").write_text(json.dumps(good), encoding="utf-8")
+    locked.chmod(0)
+    try:
+        result = load_paths([tmp_path])
+    finally:
+        locked.chmod(0o755)
+    assert len(result.trajectories) == (2 if os.geteuid() == 0 else 1)
+    messages = {i.file: i.message for i in result.issues}
+    assert messages[str(tmp_path / "pipe.json")] == "skipped: not a regular file"
+    if os.geteuid() != 0:  # root lists any folder
+        assert messages[str(locked)] == "skipped: cannot list the folder (Permission denied)"

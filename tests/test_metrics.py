@@ -10,14 +10,17 @@ import pandas as pd
 import pytest
 
 from dagmath_viz.metrics import (
+    SMALL_SAMPLE,
     auc_curve,
     bootstrap_interval,
     cohort_stats,
     difficulty_group,
+    mean_interval,
     paired_difference,
     pass_at_k,
     per_problem,
     summarise,
+    t_quantile,
 )
 from dagmath_viz.scoring import records_frame
 
@@ -201,6 +204,44 @@ def test_auc_curve_per_group(frame_ab: pd.DataFrame) -> None:
     )
 
 
+def brute_force_curve(frame: pd.DataFrame, taus: np.ndarray) -> dict:
+    """A(τ) per model straight from DEFINITIONS.md §2, one threshold at a time."""
+    out = {}
+    s = frame[frame["final_correct"].notna()]
+    for model, part in s.groupby("model"):
+        for tau in taus:
+            per_problem_hits = []
+            for _, prob in part.groupby(["dataset", "problem_id"]):
+                hits = [
+                    bool(c) and r >= tau and (tau < 1 or bool(closed))
+                    for c, r, closed in zip(
+                        prob["final_correct"], prob["closeness_rate"], prob["closed"], strict=True
+                    )
+                ]
+                per_problem_hits.append(sum(hits) / len(hits))
+            out[(model, float(tau))] = sum(per_problem_hits) / len(per_problem_hits)
+    return out
+
+
+def test_auc_curve_matches_the_definition_on_random_data() -> None:
+    rng = np.random.default_rng(7)
+    rows = []
+    for m in ("A", "B", "C"):
+        for p in range(6):
+            for sid in range(int(rng.integers(1, 5))):
+                kind = str(rng.choice(list("PIWXU")))
+                r = 1.0 if kind in "PX" else float(rng.choice([0.2, 0.5, 0.75, 0.9, 1.0]))
+                if kind == "I" and r == 1.0:
+                    r = 0.5
+                rows.append(row(m, f"p{p}", sid, kind, r, 4))
+    frame = records_frame(rows)
+    taus = np.array([0.9, 0.0, 0.5, 1.0, 0.2, 0.75])  # unsorted on purpose
+    curve = auc_curve(frame, taus=taus, by=("model",))
+    got = {(m, t): a for m, t, a in zip(curve["model"], curve["tau"], curve["A"], strict=True)}
+    assert list(curve["tau"][:6]) == list(taus)
+    assert got == pytest.approx(brute_force_curve(frame, taus))
+
+
 def test_auc_curve_empty() -> None:
     curve = auc_curve(records_frame([row("A", "1", 0, "U", 1.0, 3)]))
     assert curve.empty and list(curve.columns) == ["model", "dataset", "tau", "A"]
@@ -259,6 +300,46 @@ def test_difficulty_group(difficulty, group) -> None:
 # --------------------------------------------------------------------------- intervals
 
 
+@pytest.mark.parametrize(
+    ("df", "expected"),
+    # Student-t 0.975 quantiles from the printed tables (e.g. Abramowitz & Stegun 26.10)
+    [(1, 12.7062), (2, 4.3027), (4, 2.7764), (5, 2.5706), (11, 2.2010), (29, 2.0452)],
+)
+def test_t_quantile(df: int, expected: float) -> None:
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-3)
+
+
+def test_t_quantile_three_degrees_within_the_documented_error() -> None:
+    assert t_quantile(0.975, 3) == pytest.approx(3.1824, abs=0.004)
+
+
+def test_mean_interval_without_skew_is_the_student_t_interval() -> None:
+    # Symmetric values 0.1, 0.2, 0.3, 0.4, 0.5: mean 0.3, s = √(0.1/4) = 0.158114, no skew;
+    # half-width 2.7764 · 0.158114 / √5 = 0.196324.
+    ci = mean_interval([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert ci.estimate == pytest.approx(0.3)
+    assert (ci.low, ci.high) == pytest.approx((0.3 - 0.196324, 0.3 + 0.196324), abs=1e-4)
+    assert ci.n == 5 and ci.small
+
+
+def test_mean_interval_leans_with_the_skew() -> None:
+    # Right-skewed rates: the interval reaches further above the mean than below it.
+    values = [0.0] * 8 + [0.05, 0.1, 0.6, 0.9]
+    ci = mean_interval(values)
+    assert ci.high - ci.estimate > ci.estimate - ci.low > 0
+
+
+def test_mean_interval_edge_cases() -> None:
+    assert math.isnan(mean_interval([]).estimate)
+    one = mean_interval([0.4])
+    assert one.estimate == 0.4 and math.isnan(one.low) and math.isnan(one.high)
+    point = mean_interval([0.25] * 4)
+    assert (point.low, point.high) == (0.25, 0.25)
+    assert mean_interval([0.0, 0.0, 1.0]).low == 0.0  # clipped to the range of a rate
+    assert not mean_interval([0.5] * SMALL_SAMPLE).small
+    assert mean_interval([0.5] * (SMALL_SAMPLE - 1)).small
+
+
 def test_bootstrap_interval_of_nothing_is_nan() -> None:
     ci = bootstrap_interval([])
     assert math.isnan(ci.estimate) and math.isnan(ci.low) and math.isnan(ci.high)
@@ -279,10 +360,32 @@ def test_bootstrap_interval_brackets_the_mean_and_is_seeded() -> None:
 
 def test_paired_difference_uses_shared_problems_only(frame_ab: pd.DataFrame) -> None:
     # shared: p1 (A 1/3, B 1), p2 (A 0, B 0); p3 only A. Differences -2/3 and 0.
-    diff = paired_difference(frame_ab, "A", "B", metric="prr", n_boot=300)
+    # Two values have no skew; s = √2/3, t(0.975, 1) = 12.706: half-width 12.706/3 = 4.24,
+    # so the interval is clipped to the whole range of a difference, [-1, 1].
+    diff = paired_difference(frame_ab, "A", "B", metric="prr")
     assert (diff.model_a, diff.model_b, diff.metric, diff.n_problems) == ("A", "B", "prr", 2)
     assert diff.difference.estimate == pytest.approx(-1 / 3)
-    assert -2 / 3 - 1e-9 <= diff.difference.low <= diff.difference.high <= 1e-9
+    assert (diff.difference.low, diff.difference.high) == (-1.0, 1.0)
+    assert diff.difference.small and diff.difference.n == 2
+
+
+def test_paired_difference_is_the_mean_interval_of_the_differences() -> None:
+    # 25 shared problems; A is right on problem i iff i % 2 == 0, B iff i % 5 == 0.
+    rows = []
+    for i in range(25):
+        rows.append(row("A", f"p{i}", 0, "P" if i % 2 == 0 else "W", 1.0, 3))
+        rows.append(row("B", f"p{i}", 0, "P" if i % 5 == 0 else "W", 1.0, 3))
+    diff = paired_difference(records_frame(rows), "A", "B", metric="pass_at_1")
+    values = [(i % 2 == 0) - (i % 5 == 0) for i in range(25)]
+    expected = mean_interval(values, bounds=(-1.0, 1.0))
+    got = diff.difference
+    assert (got.low, got.high, got.n) == (
+        pytest.approx(expected.low),
+        pytest.approx(expected.high),
+        25,
+    )
+    assert diff.difference.estimate == pytest.approx(sum(values) / 25)
+    assert not diff.difference.small
 
 
 def test_paired_difference_without_shared_problems(frame_ab: pd.DataFrame) -> None:

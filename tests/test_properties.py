@@ -101,6 +101,25 @@ def _expected_records(value) -> int:
     return len(value) if isinstance(value, list) else 1
 
 
+MARKERS = {"steps", "problem_id", "sample_id"}
+
+
+def _unrecognised(values: list) -> bool:
+    """A file whose records are all objects with no trajectory field: reported once."""
+    items = [i for v in values for i in (v if isinstance(v, list) else [v])]
+    return (
+        bool(items)
+        and all(isinstance(v, dict) for v in items)
+        and all(isinstance(v, dict | list) for v in values)
+        and not any(MARKERS & i.keys() for i in items)
+    )
+
+
+def _expected_reports(values: list) -> int:
+    """What a file of these documents yields: one per record, or one for the whole file."""
+    return 1 if _unrecognised(values) else sum(map(_expected_records, values))
+
+
 @SETTINGS
 @given(value=records | st.lists(records, max_size=4))
 def test_any_json_value_loads_or_is_reported(scratch, value):
@@ -110,7 +129,7 @@ def test_any_json_value_loads_or_is_reported(scratch, value):
     assert all(i.file == str(path) and i.location for i in issues)
     errors = [i for i in issues if i.severity == "error"]
     # every record is a trajectory, a pre-scored record, or an error naming its place
-    assert len(trajectories) + len(scored) + len(errors) == _expected_records(value)
+    assert len(trajectories) + len(scored) + len(errors) == _expected_reports([value])
     assert all(t.source.startswith(str(path)) for t in trajectories)
 
 
@@ -121,8 +140,11 @@ def test_any_jsonl_lines_load_or_are_reported(scratch, lines):
     path.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
     trajectories, scored, issues = load_file(path)
     errors = [i for i in issues if i.severity == "error"]
-    assert len(trajectories) + len(scored) + len(errors) == sum(map(_expected_records, lines))
-    assert all(i.location.startswith("line ") for i in issues)
+    assert len(trajectories) + len(scored) + len(errors) == _expected_reports(lines)
+    if _unrecognised(lines):
+        assert [i.message for i in issues] == ["not a trajectory file: layout not recognised"]
+    else:
+        assert all(i.location.startswith("line ") for i in issues)
 
 
 @SETTINGS

@@ -1,4 +1,5 @@
-"""Tests of dagmath_viz.render: node kinds, levels, legend, and that the HTML is safe and offline.
+"""Tests of dagmath_viz.render: node kinds, levels, layouts, legend, and that the HTML is safe
+and offline.
 
 Expected numbers are worked out by hand in the comments next to each trajectory.
 """
@@ -12,7 +13,13 @@ from html.parser import HTMLParser
 import pytest
 
 from dagmath_viz import render
-from dagmath_viz.render import KINDS, LEGEND, legend_html, render_dag_html
+from dagmath_viz.render import (
+    KINDS,
+    LEGEND,
+    legend_html,
+    render_dag_html,
+    render_trajectory_html,
+)
 from dagmath_viz.schema import Step, Trajectory
 
 
@@ -20,21 +27,23 @@ def _traj(*steps: Step) -> Trajectory:
     return Trajectory(model="m", dataset="d", problem_id="1", sample_id=0, steps=tuple(steps))
 
 
-def _data(page: str, name: str) -> list[dict]:
-    """The JSON list pyvis put into ``<name> = new vis.DataSet(...)``."""
-    m = re.search(name + r" = new vis\.DataSet\((\[.*?\])\);\n", page)
-    assert m, f"no {name} DataSet in the page"
+def _all(page: str) -> dict:
+    """The view's data: the JSON in ``<script type="application/json" id="dm-data">``."""
+    m = re.search(r'<script type="application/json" id="dm-data">(.*?)</script>', page, re.S)
+    assert m, "no data block in the page"
     return json.loads(m.group(1))
+
+
+def _data(page: str, name: str) -> list[dict]:
+    return _all(page)[name]
 
 
 def _nodes(page: str) -> list[dict]:
     return _data(page, "nodes")
 
 
-def _options(page: str) -> dict:
-    m = re.search(r"var options = (\{.*?\});\n", page)
-    assert m
-    return json.loads(m.group(1))
+def _fill(page: str, kind: str) -> str:
+    return _all(page)["colors"][kind][0]
 
 
 def _by_kind(nodes: list[dict]) -> dict[str, list[int]]:
@@ -125,7 +134,7 @@ def test_imperfect_kinds_levels_and_edges():
     edges = _data(page, "edges")
     assert len(edges) == 11
     assert {(e["from"], e["to"]) for e in edges} >= {(2, 8), (3, 8), (6, 8), (8, 9), (6, 7)}
-    assert not any(e.get("dashes") for e in edges)
+    assert not any(e["bad"] for e in edges)
 
 
 @pytest.mark.parametrize(
@@ -137,16 +146,17 @@ def test_imperfect_kinds_levels_and_edges():
     ],
 )
 def test_final_step_colour(final_correct, final_kind, fill):
-    nodes = _nodes(render_dag_html(WRONG, final_correct=final_correct))
+    page = render_dag_html(WRONG, final_correct=final_correct)
+    nodes = _nodes(page)
     assert _by_kind(nodes) == {
         "given": [0, 2],
         "dead_end": [1],
         "step": [3, 4, 5],
         final_kind: [6],
     }
-    assert nodes[6]["color"]["background"] == fill
-    assert nodes[1]["color"]["background"] == "#f28e2b"  # dead end orange
-    assert nodes[0]["color"]["background"] == "#a6cee3"  # given light blue
+    assert _fill(page, nodes[6]["kind"]) == fill
+    assert _fill(page, nodes[1]["kind"]) == "#f28e2b"  # dead end orange
+    assert _fill(page, nodes[0]["kind"]) == "#a6cee3"  # given light blue
 
 
 def test_dead_ends_given_as_step_ids_override_the_graph():
@@ -168,18 +178,14 @@ def test_faulty_trajectory_outlines_faults_and_dashes_bad_references():
         "missing": [6],
     }
     assert [n["position"] for n in nodes if n["fault"]] == [1, 2, 4]
-    for n in nodes:
-        if n["fault"]:
-            assert n["color"]["border"] == "#d62728" and n["borderWidth"] == 4
-        else:
-            assert n["color"]["border"] != "#d62728"
+    assert nodes[1]["faults"] == ["step 2: parent 9 does not exist"]
     ghost = nodes[6]
-    assert ghost["label"] == "missing 9" and ghost["shapeProperties"]["borderDashes"]
+    assert ghost["label"] == "missing 9" and ghost["position"] == -1
     assert [n["level"] for n in nodes] == [0, 1, 0, 2, 3, 3, 0]
     assert nodes[4]["label"] == "Sx"
     edges = _data(page, "edges")
-    solid = sorted((e["from"], e["to"]) for e in edges if not e.get("dashes"))
-    dashed = sorted((e["from"], e["to"]) for e in edges if e.get("dashes"))
+    solid = sorted((e["from"], e["to"]) for e in edges if not e["bad"])
+    dashed = sorted((e["from"], e["to"]) for e in edges if e["bad"])
     assert solid == [(0, 1), (1, 3), (2, 5), (3, 4), (3, 5)]
     assert dashed == [(3, 2), (6, 1)]
     assert "fault: step 2: parent 9 does not exist" in nodes[1]["title"]
@@ -202,7 +208,7 @@ def test_missing_parent_shared_by_two_steps_gets_one_placeholder():
     t = _traj(Step(1, (), "a"), Step(2, (7,), "b"), Step(3, (1, 2, 7, 7), "c"))
     page = render_dag_html(t)
     assert [n["label"] for n in _nodes(page)].count("missing 7") == 1
-    dashed = [(e["from"], e["to"]) for e in _data(page, "edges") if e.get("dashes")]
+    dashed = [(e["from"], e["to"]) for e in _data(page, "edges") if e["bad"]]
     assert sorted(dashed) == [(3, 1), (3, 2)]
 
 
@@ -224,7 +230,7 @@ def test_null_parent_is_a_missing_parent():
         ("final", "S2", 1),
         ("missing", "missing None", 0),
     ]
-    dashed = [(e["from"], e["to"]) for e in _data(page, "edges") if e.get("dashes")]
+    dashed = [(e["from"], e["to"]) for e in _data(page, "edges") if e["bad"]]
     assert dashed == [(2, 1)]
 
 
@@ -239,11 +245,47 @@ def test_dead_end_list_naming_the_final_step_keeps_it_final():
 # -- options and legend ------------------------------------------------------------------------
 
 
-def test_options_are_hierarchical_top_down_without_physics():
-    opts = _options(render_dag_html(IMPERFECT))
-    assert opts["physics"] == {"enabled": False}
-    h = opts["layout"]["hierarchical"]
-    assert h["enabled"] is True and h["direction"] == "UD"
+def test_short_trajectories_are_layered_top_down_long_ones_in_reading_order():
+    data = _all(render_dag_html(IMPERFECT))
+    assert data["view"]["layout"] == "layered"
+    boxes = data["layouts"]["layered"]["boxes"]
+    levels = [n["level"] for n in data["nodes"]]
+    # One row per level, top-down: a box's top is its level times the layer step.
+    assert [b[1] for b in boxes] == [lv * render.geo.LAYER_STEP for lv in levels]
+    long = _traj(*(Step(i, (i - 1,) if i > 1 else (), f"s{i}") for i in range(1, 101)))
+    data = _all(render_trajectory_html(long))
+    assert data["view"]["layout"] == "reading"
+    assert "layered" not in data["layouts"]  # over LAYERED_MAX nodes
+    assert [b[1] for b in data["layouts"]["reading"]["boxes"][:3]] == [0, 26, 52]
+
+
+def test_layout_can_be_forced_and_scale_and_selection_passed():
+    data = _all(render_trajectory_html(IMPERFECT, layout="reading", scale=0.5, selected_step="9"))
+    assert data["view"] == {"layout": "reading", "selected": 8, "scale": 0.5,
+                            "show_steps": True, "height": 600}  # fmt: skip
+    assert _all(render_trajectory_html(IMPERFECT, selected_step=99))["view"]["selected"] is None
+    assert _all(render_dag_html(IMPERFECT))["view"]["show_steps"] is False
+
+
+def test_answer_path_and_pruned_layouts():
+    # IMPERFECT: the final step 10 depends on 2, 5, 9 <- 3, 4, 7 <- 6 <- 1: all but step 8.
+    data = _all(render_trajectory_html(IMPERFECT))
+    assert data["answer_path"] == [0, 1, 2, 3, 4, 5, 6, 8, 9]
+    for name in ("reading_pruned", "layered_pruned"):
+        lay = data["layouts"][name]
+        assert [i for i, b in enumerate(lay["boxes"]) if b is None] == [7]
+        # the one edge into the dead end (7 -> 8, positions 6 -> 7) is left out
+        left_out = [
+            (e["from"], e["to"])
+            for e, p in zip(data["edges"], lay["paths"], strict=False)
+            if p is None
+        ]
+        assert left_out == [(6, 7)]
+
+
+def test_root_says_how_many_nodes_it_draws():
+    assert 'data-nodes="7"' in render_dag_html(FAULTY)  # 6 steps and 1 placeholder
+    assert 'data-nodes="0"' in render_dag_html(_traj())
 
 
 def test_legend_covers_every_kind_and_is_in_the_page():
@@ -269,7 +311,7 @@ def test_large_trajectory_renders_with_a_note():
     assert len(nodes) == n
     assert nodes[-1]["kind"] == "final_incorrect"
     assert f"Large graph: {n} steps" in page
-    assert _options(page)["edges"]["smooth"] is False
+    assert _all(page)["view"]["layout"] == "reading"
 
 
 def test_long_texts_are_cut():
@@ -307,10 +349,10 @@ def test_hostile_text_stays_data():
     parser = _Markup()
     parser.feed(page)
     tags = [t for t, _ in parser.tags]
-    # Only the page's own skeleton: 3 scripts (pyvis utils, vis-network, drawGraph), no img.
+    # Only the page's own skeleton: 2 scripts (the data, the view's code), no img.
     assert set(tags) <= {"html", "head", "meta", "script", "style", "body", "div", "span"}
-    assert tags.count("script") == 3
-    assert page.count("</script>") == 3
+    assert tags.count("script") == 2
+    assert page.count("</script>") == 2
     for _, attrs in parser.tags:
         assert not any(a.startswith("on") for a in attrs)
         assert "src" not in attrs and "href" not in attrs
@@ -319,24 +361,25 @@ def test_hostile_text_stays_data():
     # ... and the hover titles still carry the exact text (href broken by a zero-width space).
     nodes = _nodes(page)
     assert HOSTILE_TEXTS[0] in nodes[0]["title"] and HOSTILE_TEXTS[1] in nodes[0]["title"]
-    assert "h\u200bref=javascript:alert(1)" in nodes[1]["title"]
+    assert "href=javascript:alert(1)" in nodes[1]["title"]  # text, shown with textContent
     assert "$5 and $6 </script><script>parent.__pwned=1</script>" in nodes[2]["title"]
     assert "https://evil.example/x.js" in nodes[3]["title"]
-    assert not any("href" in n["title"].lower() for n in nodes)
+    assert nodes[2]["text"] == HOSTILE_TEXTS[3] and nodes[2]["why"] == HOSTILE_TEXTS[4]
     assert nodes[-1]["kind"] == "missing" and nodes[-1]["label"] == "missing <b>q</b>"
 
 
-def test_no_innerhtml_popup_path():
+def test_the_view_code_never_uses_inner_html():
     page = render_dag_html(HOSTILE)
-    assert "innerHTML" not in page
-    assert "showPopup(params)" not in page and "div.popup" not in page
+    code = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
+    assert "innerHTML" not in code and "outerHTML" not in code and "insertAdjacentHTML" not in code
+    assert "textContent" in code
 
 
-def test_unbroken_href_would_be_refused(monkeypatch):
-    # Without the zero-width space pyvis switches to its innerHTML popup; render refuses that.
-    monkeypatch.setattr(render, "_safe", lambda text: text)
-    with pytest.raises(RuntimeError, match="innerHTML"):
-        render_dag_html(HOSTILE)
+def test_the_word_innerhtml_in_a_step_does_not_stop_the_graph():
+    # Issue 16 item 10: it used to raise (the whole page was refused).
+    t = _traj(Step(1, (), "set el.innerHTML = x"), Step(2, (1,), "innerHTML", "innerHTML"))
+    nodes = _nodes(render_trajectory_html(t, final_correct=True))
+    assert [n["text"] for n in nodes] == ["set el.innerHTML = x", "innerHTML"]
 
 
 @pytest.mark.parametrize(
@@ -355,3 +398,54 @@ def test_ids_are_ints_and_labels_short():
     nodes = _nodes(render_dag_html(HOSTILE))
     assert all(type(n["id"]) is int for n in nodes)
     assert [n["label"] for n in nodes[:4]] == ["S1", "S2", "S3", "S4"]
+
+
+def test_deep_chains_default_to_reading_order_wide_short_ones_to_layers():
+    # 13 steps in one chain: 13 layers, over LAYERED_MAX_LAYERS (12) -> reading order.
+    chain = _traj(*(Step(i, (i - 1,) if i > 1 else (), "s") for i in range(1, 14)))
+    assert _all(render_trajectory_html(chain))["view"]["layout"] == "reading"
+    # 12 steps in one chain: 12 layers -> layered; the layered layout is offered for both.
+    chain = _traj(*(Step(i, (i - 1,) if i > 1 else (), "s") for i in range(1, 13)))
+    data = _all(render_trajectory_html(chain))
+    assert data["view"]["layout"] == "layered" and "layered" in data["layouts"]
+
+
+# -- formula budget and the landing choice ----------------------------------------------------
+
+
+def test_typeset_plan_stops_at_the_budget_and_says_so():
+    # Formulas per step: 2, 1, 0, 3, 0. Budget 3: steps 0 and 1 (3 formulas) are typeset,
+    # step 2 has none but comes before the first that does not fit; step 3 (3 more) does not
+    # fit, so it and everything after it show raw.
+    texts = ["$a$ and $b$", "$c$", "plain", "$d$ $e$ $f$", "plain"]
+    plan = render.typeset_plan(texts, 0, 5, budget=3)
+    assert plan.typeset == (True, True, True, False, False)
+    assert (plan.formulas, plan.over_budget) == (3, True)
+    # A page that fits is typeset whole.
+    assert render.typeset_plan(texts, 0, 3, budget=3).over_budget is False
+    # The page window is honoured: steps 3..4 alone fit a budget of 3.
+    assert render.typeset_plan(texts, 3, 5, budget=3).typeset == (True, True)
+
+
+def test_a_2_mb_trajectory_of_240000_formulas_typesets_at_most_the_budget():
+    # 120 steps of 2,000 formulas "$x_{k}$ " (9-10 chars each): about 2.3 MB, 240,000 formulas.
+    steps = [
+        Step(i, (i - 1,) if i > 1 else (), " ".join(f"$x_{{{k}}}$" for k in range(2000)))
+        for i in range(1, 121)
+    ]
+    assert sum(len(s.text) for s in steps) > 2_000_000
+    plan = render.typeset_plan([s.text for s in steps], 0, render.STEPS_PER_PAGE)
+    assert plan.formulas == 0 and plan.over_budget  # 2,000 > 300 already in the first step
+    assert not any(plan.typeset)
+    # The view carries each step's text cut to MAX_STEP_TEXT characters, shown as plain text.
+    page = render_trajectory_html(_traj(*steps))
+    assert len(page) < 120 * render.MAX_STEP_TEXT * 1.1 + 500_000
+    assert all(len(n["text"]) <= render.MAX_STEP_TEXT for n in _nodes(page))
+
+
+def test_readable_default_lands_on_a_short_imperfect_trajectory():
+    sizes = [(128, 5, "imperfect"), (9, 0, "perfect"), (30, 2, "imperfect"), (12, 1, "incorrect")]
+    assert render.readable_default(sizes) == 2
+    assert render.readable_default([(128, 5, "imperfect"), (9, 0, "perfect")]) == 1
+    assert render.readable_default([(128, 5, "imperfect"), (300, 0, "perfect")]) == 0
+    assert render.readable_default([]) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from dagmath_viz.schema import CLASSES, Step, Trajectory
 from dagmath_viz.scoring import (
     RECORD_FIELDS,
     classify,
+    records_frame,
     score_corpus,
     score_records,
     score_trajectory,
@@ -117,7 +119,7 @@ LOG_COUNT_CASES = [
         PERFECT,
         dict(n_nodes=9, n_edges=10, density=20 / 72, max_in_degree=3, max_out_degree=3,
              dead_ends=(), closeness_rate=1.0, closed=True, predicted_answer="300",
-             final_correct=True, perfect=True, cls="perfect", ancestor_share=1.0),
+             final_correct=True, perfect=True, trajectory_class="perfect", ancestor_share=1.0),
         id="perfect",
     ),
     # imperfect: 8 (v9) <- 7; 9 (v8) <- 3,4,7; 10 (v10) <- 2,5,9. Nothing cites 8.
@@ -127,7 +129,7 @@ LOG_COUNT_CASES = [
         IMPERFECT,
         dict(n_nodes=10, n_edges=11, density=22 / 90, max_in_degree=3, max_out_degree=3,
              dead_ends=(8,), closeness_rate=0.9, closed=False, predicted_answer="300",
-             final_correct=True, perfect=False, cls="imperfect", ancestor_share=0.9),
+             final_correct=True, perfect=False, trajectory_class="imperfect", ancestor_share=0.9),
         id="imperfect",
     ),
     # wrong: 4 (v6) <- 1; 5 (v7) <- 4; 6 (v9) <- 5; 7 (v11) <- 3,6. Nothing cites 2 (v2).
@@ -137,7 +139,8 @@ LOG_COUNT_CASES = [
         WRONG,
         dict(n_nodes=7, n_edges=5, density=10 / 42, max_in_degree=2, max_out_degree=1,
              dead_ends=(2,), closeness_rate=6 / 7, closed=False, predicted_answer="0",
-             final_correct=False, perfect=False, cls="incorrect", ancestor_share=6 / 7),
+             final_correct=False, perfect=False, trajectory_class="incorrect",
+             ancestor_share=6 / 7),
         id="wrong",
     ),
 ]  # fmt: skip
@@ -192,7 +195,7 @@ def test_illegal_trajectory_keeps_its_answer(answer_checker: AnswerChecker) -> N
     # step 3 cites the missing step 9 and step 1; step 2 is cited by nobody
     steps = (Step(1, (), "a"), Step(2, (), "b"), Step(3, (1, 9), r"\boxed{5}"))
     score = score_trajectory(_traj(steps), checker=answer_checker)
-    assert score.cls == "illegal"
+    assert score.trajectory_class == "illegal"
     assert score.final_correct is True  # counts in PASS@1 by its answer
     assert score.closed is False and score.perfect is False  # never closed
     # dead ends on the well-formed edges: only 1 -> 3 is kept, so 2 is a dead end
@@ -204,7 +207,7 @@ def test_illegal_without_dead_ends_is_still_not_closed(answer_checker: AnswerChe
     # duplicate id 1, but every step is cited: r = 1, yet not closed
     steps = (Step(1, (), "a"), Step(1, (), "b"), Step(2, (1,), r"\boxed{5}"))
     score = score_trajectory(_traj(steps), checker=answer_checker)
-    assert score.cls == "illegal" and score.closed is False and score.perfect is False
+    assert score.trajectory_class == "illegal" and score.closed is False and score.perfect is False
     assert score.dead_ends == (1,)  # the second "1" (position 2) is never cited
 
 
@@ -221,7 +224,7 @@ def test_errors_name_file_problem_sample_and_step(answer_checker: AnswerChecker)
 def test_no_reference_is_unscored(answer_checker: AnswerChecker) -> None:
     steps = (Step(1, (), "a"), Step(2, (1,), r"\boxed{5}"))
     score = score_trajectory(_traj(steps, reference=None), checker=answer_checker)
-    assert (score.final_correct, score.perfect, score.cls) == (None, None, "unscored")
+    assert (score.final_correct, score.perfect, score.trajectory_class) == (None, None, "unscored")
     assert score.closed is True and score.predicted_answer == "5"
 
 
@@ -230,7 +233,7 @@ def test_no_steps(answer_checker: AnswerChecker) -> None:
     assert (score.n_nodes, score.n_edges, score.density) == (0, 0, 0.0)
     assert score.closeness_rate == 0.0 and score.closed is False
     assert score.predicted_answer is None and score.final_correct is False
-    assert score.cls == "illegal"
+    assert score.trajectory_class == "illegal"
     assert score.errors[0].endswith("no steps")
 
 
@@ -238,6 +241,41 @@ def test_unboxed_final_text_is_the_prediction(answer_checker: AnswerChecker) -> 
     steps = (Step(1, (), "a"), Step(2, (1,), " 5 "))
     score = score_trajectory(_traj(steps), checker=answer_checker)
     assert score.predicted_answer == "5" and score.final_correct is True
+    assert score.answer_step is None  # no \boxed{} anywhere
+
+
+def test_answer_in_an_earlier_step_counts(answer_checker: AnswerChecker) -> None:
+    # DEFINITIONS.md §1: the final step (a check) has no box; step 3 is the latest with one,
+    # and its last box (5, not 4) is the answer. Step 2's box is older and is not read.
+    steps = (
+        Step(1, (), "a"),
+        Step(2, (1,), r"\boxed{7}"),
+        Step(3, (2,), r"\boxed{4}, no: \boxed{5}"),
+        Step(4, (3,), "check: 5 - 2 = 3, fine"),
+    )
+    score = score_trajectory(_traj(steps), checker=answer_checker)
+    assert (score.predicted_answer, score.answer_step) == ("5", 3)
+    assert score.final_correct is True and score.trajectory_class == "perfect"
+    # the final step's own box wins over earlier ones
+    boxed_final = steps[:3] + (Step(4, (3,), r"so \boxed{6}"),)
+    score = score_trajectory(_traj(boxed_final), checker=answer_checker)
+    assert (score.predicted_answer, score.answer_step) == ("6", 4)
+    assert score.final_correct is False
+
+
+def test_old_scored_jsonl_without_answer_step_still_loads(tmp_path: Path) -> None:
+    old = {
+        "model": "m", "dataset": "d", "problem_id": "1", "sample_id": 0, "n_nodes": 2,
+        "n_edges": 1, "density": 0.5, "max_in_degree": 1, "max_out_degree": 1,
+        "dead_ends": [], "closeness_rate": 1.0, "closed": True, "final_correct": True,
+        "perfect": True, "class": "perfect",
+    }  # fmt: skip
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n", encoding="utf-8")
+    result = load_paths([path])
+    assert result.issues == () and len(result.scored_records) == 1
+    frame = records_frame(result.scored_records)
+    assert frame.loc[0, "answer_step"] is None
 
 
 # --------------------------------------------------------------------------- records and frames
@@ -271,7 +309,7 @@ def test_records_agree_with_score_trajectory(answer_checker: AnswerChecker) -> N
     score = score_trajectory(traj, checker=answer_checker)
     assert record["dead_ends"] == list(score.dead_ends)
     assert record["closeness_rate"] == score.closeness_rate
-    assert record["class"] == score.cls
+    assert record["class"] == score.trajectory_class
 
 
 def test_dead_ends_are_sorted_by_id(answer_checker: AnswerChecker) -> None:

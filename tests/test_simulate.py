@@ -34,7 +34,6 @@ def main(argv: list[str]) -> int:
     return dagmath_main(["simulate", *argv])
 
 
-TASK_DAGS = sorted((Path(__file__).parents[1] / "sample_data" / "task_dags").glob("*/*.json"))
 RIGHT = "The final answer is $\\boxed{1}$."
 WRONG = "The final answer is $\\boxed{0}$."
 
@@ -170,23 +169,114 @@ def test_exact_refuses_beyond_max_states() -> None:
     assert issubclass(ExactTooLargeError, DagMathError)
 
 
-# --------------------------------------------------------------------------- hand-written DAGs
+# --------------------------------------------------------------------------- sinks (§5)
 
 
-@pytest.mark.parametrize("path", TASK_DAGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-@pytest.mark.parametrize("policy", [Policy(), Policy("focused", 1.6)], ids=lambda p: p.label)
-def test_task_dags_exact_agrees_with_monte_carlo(path: Path, policy: Policy) -> None:
-    dag = load_task_dag(path)
+def unused_given_doc() -> list:
+    # Givens 1 (used) and 2 (used by nothing); 3 <- 1; the answer 4 <- 3.
+    return gold([(None, "g1"), (None, "g2 (unused)"), ([1], "step"), ([3], RIGHT)])
+
+
+def test_an_unused_given_is_a_source_not_a_sink() -> None:
+    # The only sink is 4: a sink has incoming edges (DEFINITIONS.md §5), and 2 has none.
+    # Every walk ends at 4, so PASS@1 = 1. Perfect needs 2 never visited (it would be a
+    # dead end): pick 1 from {1, 2} (1/2), then 3 from {2, 3} (1/2), then 4 from {2, 4}
+    # (1/2): PRR = 1/8.
+    dag = parse_task_dag(unused_given_doc())
+    assert dag.sinks == (3,)
+    exact = exact_rates(dag, Policy())
+    assert exact.pass_at_1 == pytest.approx(1.0)
+    assert exact.prr == pytest.approx(1 / 8)
+    for walk in sample_walks(dag, Policy(), 200, seed="unused"):
+        assert walk[-1] == 3  # no walk stops at the unused given
+
+
+def test_cli_unused_given_case(tmp_path: Path, capsys) -> None:
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(unused_given_doc()), encoding="utf-8")
+    assert main([str(task), "--policy", "uniform", "--exact"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "prr": pytest.approx(0.125),
+        "pass_at_1": pytest.approx(1.0),
+    }
+
+
+# --------------------------------------------------------------------------- wrong-sink aversion
+
+
+@pytest.mark.parametrize("focus", [0.0, 0.8])
+def test_aversion_on_the_detour_dag_lifts_pass_at_1_not_prr(focus: float) -> None:
+    # After 1: {2 (weight 1), 3 (e^f)}: 3 with p = e^f / (e^f + 1), perfect. Else after 2:
+    # {3 (e^f), 4 (wrong sink, e^-b)}: 3 with q = e^f / (e^f + e^-b), imperfect.
+    # PRR = p whatever b; PASS@1 = p + (1 - p) q, rising with b towards 1.
+    dag = parse_task_dag(detour_doc())
+    p = math.exp(focus) / (math.exp(focus) + 1)
+    previous = -1.0
+    for b in (0.0, 0.5, 1.0, 2.0, 4.0):
+        exact = exact_rates(dag, Policy("focused", focus, aversion=b))
+        q = math.exp(focus) / (math.exp(focus) + math.exp(-b))
+        assert exact.prr == pytest.approx(p, rel=1e-12)
+        assert exact.pass_at_1 == pytest.approx(p + (1 - p) * q, rel=1e-12)
+        assert exact.pass_at_1 > previous
+        previous = exact.pass_at_1
+
+
+@pytest.mark.parametrize("length", [3, 4, 6])
+def test_aversion_on_the_toy_dag_is_monotone(length: int) -> None:
+    # A perfect walk runs the correct chain first, so it never has the wrong sink in its
+    # admissible set: PRR = p^(L-1) for every b. A walk that finishes the wrong chain first
+    # meets the wrong sink beside the correct chain's next node; aversion makes it skip the
+    # wrong sink more often, so PASS@1 rises strictly with b, towards 1.
+    dag = parse_task_dag(toy_doc(length))
+    focus = 0.5
+    p = math.exp(focus) / (math.exp(focus) + 1)
+    results = [exact_rates(dag, Policy("focused", focus, aversion=b)) for b in (0, 1, 2, 3)]
+    for r in results:
+        assert r.prr == pytest.approx(p ** (length - 1), rel=1e-12)
+    passes = [r.pass_at_1 for r in results]
+    assert all(a < b for a, b in zip(passes, passes[1:], strict=False))
+    assert exact_rates(dag, Policy("focused", focus, aversion=60.0)).pass_at_1 == pytest.approx(1.0)
+
+
+def test_cli_wrong_sink_aversion(tmp_path: Path, capsys) -> None:
+    task = write_doc(tmp_path, detour_doc())
+    base = [str(task), "--policy", "focused", "--focus", "0", "--exact"]
+    assert main([*base, "--wrong-sink-aversion", "1"]) == 0
+    # p = 1/2, q = 1 / (1 + e^-1): PASS@1 = 1/2 + q/2.
+    q = 1 / (1 + math.exp(-1))
+    assert json.loads(capsys.readouterr().out) == {
+        "prr": pytest.approx(0.5),
+        "pass_at_1": pytest.approx(0.5 + q / 2),
+    }
+    assert main([str(task), "--policy", "uniform", "--exact", "--wrong-sink-aversion", "1"]) == 1
+    assert "--policy focused" in capsys.readouterr().err
+    out = tmp_path / "out"
+    argv = [str(task), "--policy", "focused", "--wrong-sink-aversion", "2", "--samples", "3"]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert (out / "sim-focus-1-aversion-2").is_dir()
+
+
+# --------------------------------------------------------------------------- small DAGs, MC
+
+
+SMALL_DAGS = {
+    "toy-5": toy_doc(5),
+    "detour": detour_doc(),
+    "unused-given": unused_given_doc(),
+}
+
+
+@pytest.mark.parametrize("name", SMALL_DAGS)
+@pytest.mark.parametrize(
+    "policy", [Policy(), Policy("focused", 1.6), Policy("focused", 1.0, 2.0)], ids=lambda p: p.label
+)
+def test_exact_agrees_with_monte_carlo(name: str, policy: Policy) -> None:
+    dag = parse_task_dag(SMALL_DAGS[name], source=name)
     exact = exact_rates(dag, policy)
     n = 20_000
-    mc = monte_carlo_rates(dag, policy, n, seed=f"{path.stem}/{policy.label}")
-    assert abs(mc.prr - exact.prr) <= 4 * se(exact.prr, n)
-    assert abs(mc.pass_at_1 - exact.pass_at_1) <= 4 * se(exact.pass_at_1, n)
-    assert 0 < exact.prr < exact.pass_at_1 < 1
-
-
-def test_task_dags_found() -> None:
-    assert len(TASK_DAGS) >= 12
+    mc = monte_carlo_rates(dag, policy, n, seed=f"{name}/{policy.label}")
+    assert abs(mc.prr - exact.prr) <= 4 * se(exact.prr, n) + 1e-12
+    assert abs(mc.pass_at_1 - exact.pass_at_1) <= 4 * se(exact.pass_at_1, n) + 1e-12
 
 
 # --------------------------------------------------------------------------- the rule itself
@@ -238,10 +328,10 @@ def test_walk_to_record_renumbers_in_trajectory_order() -> None:
 
 
 def test_sampled_walks_follow_the_rule() -> None:
-    for path in TASK_DAGS:
-        dag = load_task_dag(path)
+    for name, doc in [*SMALL_DAGS.items(), ("fig1", FIG1)]:
+        dag = parse_task_dag(doc)
         sinks = set(dag.sinks)
-        for walk in sample_walks(dag, Policy("focused", 0.5), 200, seed=path.stem):
+        for walk in sample_walks(dag, Policy("focused", 0.5, 1.0), 200, seed=name):
             assert not dag.nodes[walk[0]].parents  # starts at a source
             assert len(set(walk)) == len(walk)
             for t, v in enumerate(walk):
@@ -250,7 +340,7 @@ def test_sampled_walks_follow_the_rule() -> None:
 
 
 def test_sampling_is_reproducible() -> None:
-    dag = load_task_dag(TASK_DAGS[0])
+    dag = parse_task_dag(FIG1)
     first = simulate_samples(dag, Policy("focused", 1.0), 30, "s", "m")
     assert first == simulate_samples(dag, Policy("focused", 1.0), 30, "s", "m")
     assert first != simulate_samples(dag, Policy("focused", 1.0), 30, "t", "m")
@@ -285,15 +375,24 @@ def test_write_samples_refuses_unsafe_names(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "focus"), [("focused", -1.0), ("focused", math.nan), ("uniform", 1.0), ("greedy", 0)]
+    ("kind", "focus", "aversion"),
+    [
+        ("focused", -1.0, 0.0),
+        ("focused", math.nan, 0.0),
+        ("uniform", 1.0, 0.0),
+        ("greedy", 0, 0.0),
+        ("focused", 1.0, -0.5),
+        ("focused", 1.0, math.inf),
+        ("uniform", 0.0, 1.0),
+    ],
 )
-def test_bad_policies(kind: str, focus: float) -> None:
+def test_bad_policies(kind: str, focus: float, aversion: float) -> None:
     with pytest.raises(DagMathError):
-        Policy(kind, focus)
+        Policy(kind, focus, aversion)
 
 
 def test_huge_focus_is_a_perfect_reasoner() -> None:
-    dag = load_task_dag(TASK_DAGS[0])
+    dag = parse_task_dag(FIG1)
     exact = exact_rates(dag, Policy("focused", 1000.0))  # exp(-1000) underflows to 0
     assert (exact.prr, exact.pass_at_1) == (pytest.approx(1.0), pytest.approx(1.0))
 
@@ -335,7 +434,7 @@ def test_load_task_dag_errors_name_the_file(tmp_path: Path) -> None:
     bad.write_text("[{", encoding="utf-8")
     with pytest.raises(TaskDagError, match=r"broken\.json: line 1, column 3: invalid JSON"):
         load_task_dag(bad)
-    with pytest.raises(TaskDagError, match=r"missing\.json: cannot read"):
+    with pytest.raises(TaskDagError, match=r"missing\.json: no such file or folder$"):
         load_task_dag(tmp_path / "missing.json")
 
 

@@ -80,10 +80,15 @@ def test_leaderboard_by_hand(frame: pd.DataFrame) -> None:
 
 
 def test_leaderboard_with_intervals(frame: pd.DataFrame) -> None:
-    board = leaderboard(frame, n_boot=100)
-    for _, r in board.iterrows():
-        assert r["pass_at_1_low"] <= r["pass_at_1"] <= r["pass_at_1_high"]
-        assert r["r_hat_low"] <= r["r_hat"] <= r["r_hat_high"]
+    board = leaderboard(frame, n_boot=100).set_index("dataset")
+    d = board.loc["D"]  # two problems: an interval, flagged as resting on few problems
+    assert d["pass_at_1_low"] <= d["pass_at_1"] <= d["pass_at_1_high"]
+    assert d["r_hat_low"] <= d["r_hat"] <= d["r_hat_high"]
+    assert d["auc_low"] <= d["auc"] <= d["auc_high"]
+    assert d["small_sample"]
+    # E has one scored problem: no spread, so no interval at all (NaN), never a fake point
+    e = board.loc["E"]
+    assert math.isnan(e["pass_at_1_low"]) and math.isnan(e["r_hat_high"])
 
 
 def test_leaderboard_display_shows_percent(frame: pd.DataFrame) -> None:
@@ -151,3 +156,125 @@ def test_with_difficulty_group(frame: pd.DataFrame) -> None:
     assert grouped["difficulty_group"].tolist()[:4] == [1, 1, 3, 6]
     assert grouped["difficulty_group"].isna().tolist() == [False] * 4 + [True]
     assert "difficulty_group" not in frame.columns  # a copy
+
+
+# --------------------------------------------------------------------------- the paper's analyses
+
+
+def model_rows(model: str, outcomes: dict[str, list[str]], difficulty: dict | None = None):
+    """Rows of one model: problem id -> list of classes (P perfect, I imperfect r=0.5, W)."""
+    rows = []
+    for pid, kinds in outcomes.items():
+        for sid, kind in enumerate(kinds):
+            cls = {"P": "perfect", "I": "imperfect", "W": "incorrect"}[kind]
+            r = 0.5 if kind == "I" else 1.0
+            nodes = {"P": 4, "I": 10, "W": 6}[kind]
+            row = rec("D", pid, cls, r, nodes, difficulty=(difficulty or {}).get(pid))
+            rows.append({**row, "model": model, "sample_id": sid})
+    return rows
+
+
+def test_leaderboard_by_model_and_difficulty_group() -> None:
+    # p1 difficulty 1.0 -> group 1; p2 1.5 and p3 2.0 -> group 2 ((1, 2]).
+    diff = {"p1": 1.0, "p2": 1.5, "p3": 2.0}
+    rows = model_rows("A", {"p1": ["P", "W"], "p2": ["I", "I"], "p3": ["W", "W"]}, diff)
+    board = leaderboard(records_frame(rows), by=["model", "difficulty_group"], n_boot=0)
+    assert list(board["difficulty_group"]) == [1, 2]
+    # group 1: PASS@1 = R̂ = 1/2. group 2: PASS@1 = (1 + 0)/2, R̂ = 0, AUC = (0.5 + 0)/2.
+    assert list(board["pass_at_1"]) == pytest.approx([0.5, 0.5])
+    assert list(board["r_hat"]) == pytest.approx([0.5, 0.0])
+    assert list(board["auc"]) == pytest.approx([0.5, 0.25])
+    assert list(board["n_problems"]) == [1, 2] and board["small_sample"].all()
+
+
+def test_unknown_grouping_column_is_one_clear_error(frame: pd.DataFrame) -> None:
+    from dagmath_viz.schema import DagMathError
+    from dagmath_viz.tables import grouping_frame
+
+    with pytest.raises(DagMathError, match=r"unknown column\(s\) colour .*difficulty_group"):
+        grouping_frame(frame, ["model", "colour"])
+    assert "difficulty_group" in grouping_frame(frame, ["difficulty_group"]).columns
+
+
+def test_model_spread_is_the_sample_std_across_models() -> None:
+    from dagmath_viz.tables import model_spread
+
+    # Three models on two problems. PASS@1: A (1 + 0)/2 = 0.5, B 1, C 0; R̂: A 0.5, B 0.5,
+    # C 0. Sample std of PASS@1 over (0.5, 1, 0): mean 0.5, sqrt((0 + 0.25 + 0.25)/2) = 0.5;
+    # of R̂ over (0.5, 0.5, 0): mean 1/3, sqrt((1/36 + 1/36 + 4/36)/2) = sqrt(1/12).
+    rows = model_rows("A", {"p1": ["P"], "p2": ["W"]})
+    rows += model_rows("B", {"p1": ["P"], "p2": ["I"]})
+    rows += model_rows("C", {"p1": ["W"], "p2": ["W"]})
+    (spread,) = model_spread(records_frame(rows)).to_dict("records")
+    assert spread["dataset"] == "D" and spread["n_models"] == 3
+    assert spread["pass_at_1_std"] == pytest.approx(0.5)
+    assert spread["r_hat_std"] == pytest.approx(math.sqrt(1 / 12))
+    assert spread["ratio"] == pytest.approx(0.5 / math.sqrt(1 / 12))
+    # AUC: A (1 + 0)/2 = 0.5, B (1 + 0.5)/2 = 0.75, C 0: std of (0.5, 0.75, 0)
+    assert spread["auc_std"] == pytest.approx(pd.Series([0.5, 0.75, 0.0]).std())
+
+
+def test_closeness_accuracy_bins() -> None:
+    from dagmath_viz.tables import closeness_accuracy, closeness_bin
+
+    assert closeness_bin(0.0) == "[0.00, 0.50)" and closeness_bin(0.5) == "[0.50, 0.75)"
+    assert closeness_bin(0.89) == "[0.75, 0.90)" and closeness_bin(0.95) == "[0.90, 1.00)"
+    assert closeness_bin(1.0) == "1 (no dead end)" and closeness_bin(float("nan")) is None
+    # r = 1: P, W (1 of 2 correct); r = 0.5: I, I (2 of 2). Unscored rows are left out.
+    rows = model_rows("A", {"p1": ["P", "W"], "p2": ["I", "I"]})
+    rows.append({**rec("D", "p3", "unscored", 0.2, 3), "model": "A"})
+    table = closeness_accuracy(records_frame(rows))
+    assert list(table["closeness_bin"]) == ["[0.50, 0.75)", "1 (no dead end)"]
+    assert list(table["n"]) == [2, 2] and list(table["accuracy"]) == [1.0, 0.5]
+
+
+def test_correct_to_perfect_shift() -> None:
+    from dagmath_viz.tables import correct_to_perfect_shift
+
+    # Correct = P (4 nodes) and two I (10 nodes each): mean 8; Perfect = 4 -> shift -4.
+    # Gap: PASS@1 = (1/2 + 1)/2 = 0.75, R̂ = (1/2 + 0)/2 = 0.25 -> 0.5.
+    rows = model_rows("A", {"p1": ["P", "W"], "p2": ["I", "I"]})
+    (shift,) = correct_to_perfect_shift(records_frame(rows)).to_dict("records")
+    assert shift["n_nodes"] == pytest.approx(4 - 8)
+    assert shift["gap"] == pytest.approx(0.5)
+    # no perfect trajectory: no shift
+    (none,) = correct_to_perfect_shift(records_frame(model_rows("B", {"p1": ["I"]}))).to_dict(
+        "records"
+    )
+    assert math.isnan(none["n_nodes"])
+
+
+def test_report_by_model_and_difficulty_group_on_the_command_line(tmp_path, capsys) -> None:
+    import json
+
+    from dagmath_viz.cli import main
+
+    diff = {"p1": 1.0, "p2": 1.5}
+    rows = model_rows("A", {"p1": ["P", "W"], "p2": ["I", "I"]}, diff)
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    argv = ["report", str(scored), "--by", "model,difficulty_group", "--format", "csv"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("model,difficulty_group,")
+    assert [line.split(",")[1] for line in lines[1:]] == ["1", "2"]
+    assert main(["report", str(scored), "--table", "spread", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("dataset,n_models,")
+
+
+def test_answers_before_final_step() -> None:
+    from dagmath_viz.schema import Step, Trajectory
+    from dagmath_viz.tables import answers_before_final_step
+
+    def traj(ids):
+        return Trajectory(
+            model="m", dataset="d", problem_id="1", sample_id=0,
+            steps=tuple(Step(i, (), "x") for i in ids),
+        )  # fmt: skip
+
+    # row 0: answer in the final step (id 3); row 1: in step 2 of 1..3 (counts);
+    # row 2: no box anywhere (None); row 3: no trajectory to compare with (unknown).
+    df = pd.DataFrame({"answer_step": [3, 2, None, 5]})
+    trajs = [traj([1, 2, 3]), traj([1, 2, 3]), traj([1, 2]), None]
+    assert answers_before_final_step(df, trajs) == (1, 3)
+    assert answers_before_final_step(pd.DataFrame({"x": [1]}), [None]) is None

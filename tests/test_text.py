@@ -53,3 +53,18 @@ def test_plain_flattens_and_shortens():
 )
 def test_normalise_statement(a, b, same):
     assert (normalise_statement(a) == normalise_statement(b)) is same
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("no math", 0),
+        ("costs $5 and $6", 0),  # no closing pair: two stray dollars
+        ("$a$ and $$b$$", 2),
+        ("$x^2$ costs \\$5", 1),  # an escaped dollar is no delimiter
+    ],
+)
+def test_count_formulas(text, count):
+    from dagmath_viz.text import count_formulas
+
+    assert count_formulas(text) == count

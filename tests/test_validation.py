@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.validation import build_graph, is_step_id, validate
+from dagmath_viz.validation import Fault, is_step_id, validate, validate_steps
 
 ANSWER = r"The final answer is $\boxed{1}$."
 
@@ -18,7 +18,7 @@ def steps(*spec: tuple) -> tuple[Step, ...]:
     return tuple(out)
 
 
-def trajectory(step_tuple: tuple[Step, ...], load_errors: tuple[str, ...] = ()) -> Trajectory:
+def trajectory(step_tuple: tuple[Step, ...], load_errors: tuple[Fault, ...] = ()) -> Trajectory:
     return Trajectory(
         model="m",
         dataset="d",
@@ -66,7 +66,7 @@ def test_legal_trajectory_has_no_faults(step_tuple: tuple[Step, ...]) -> None:
 
 def test_graph_keeps_positions_and_distinct_parents() -> None:
     # step 30 cites step 10 twice: one edge, addressed by position
-    result = build_graph(steps((10, ()), (20, (10,)), (30, (10, 10, 20))))
+    result = validate_steps(steps((10, ()), (20, (10,)), (30, (10, 10, 20))))
     assert result.graph.ids == (10, 20, 30)
     assert result.graph.parents == ((), (0,), (0, 1))
     assert result.graph.n_edges == 3
@@ -120,19 +120,20 @@ def test_structural_fault(step_tuple: tuple[Step, ...], fragments: list[str], n_
     result = validate(trajectory(step_tuple))
     assert not result.legal
     for fragment in fragments:
-        assert any(fragment in f for f in result.faults), (fragment, result.faults)
+        assert any(fragment in str(f) for f in result.faults), (fragment, result.faults)
     assert result.graph.n_edges == n_edges
 
 
 def test_cycle_names_its_steps() -> None:
-    result = build_graph(steps((1, ()), (2, (1, 3)), (3, (2,))))
-    (cycle,) = [f for f in result.faults if f.startswith("cycle")]
-    assert "2" in cycle and "3" in cycle and "1 ->" not in cycle
+    result = validate_steps(steps((1, ()), (2, (1, 3)), (3, (2,))))
+    (cycle,) = [f for f in result.faults if f.kind == "cycle"]
+    assert str(cycle) == "cycle: 2 -> 3 -> 2"
+    assert sorted(cycle.positions) == [1, 2]  # steps 2 and 3, at positions 1 and 2
 
 
 def test_no_steps() -> None:
     result = validate(trajectory(()))
-    assert result.faults == ("no steps",)
+    assert result.faults == (Fault(None, "no_steps", "no steps"),)
     assert result.graph.n_nodes == 0
 
 
@@ -140,23 +141,27 @@ def test_no_steps() -> None:
 def test_no_final_answer(text: str) -> None:
     step_tuple = (Step(1, (), "a = 1"), Step(2, (1,), text))
     result = validate(trajectory(step_tuple))
-    assert result.faults == ("step 2: final step has no answer text",)
+    assert result.faults == (Fault(2, "no_answer", "step 2: final step has no answer text", (1,)),)
     # the edge itself is fine and kept
     assert result.graph.n_edges == 1
 
 
 def test_load_errors_make_a_trajectory_illegal() -> None:
-    result = validate(trajectory(steps((1, ())), load_errors=("step 1: field 'text' is int",)))
-    assert result.faults == ("step 1: field 'text' is int",)
+    fault = Fault(1, "record", "step 1: field 'text' is int", (0,))
+    result = validate(trajectory(steps((1, ())), load_errors=(fault,)))
+    assert result.faults == (fault,)
     assert not result.legal
 
 
 def test_every_fault_is_reported_not_just_the_first() -> None:
     # a duplicate id and an unknown parent in one trajectory
     result = validate(trajectory(steps((1, ()), (1, ()), (2, (5,)))))
-    assert len(result.faults) == 2
+    assert [(f.step_id, f.kind, f.positions) for f in result.faults] == [
+        (1, "duplicate_id", (0, 1)),  # both steps named 1
+        (2, "missing_parent", (2,)),
+    ]
 
 
 def test_forward_reference_alone_is_not_a_cycle() -> None:
-    result = build_graph(steps((1, ()), (2, (3,)), (3, (1,))))
-    assert not any(f.startswith("cycle") for f in result.faults)
+    result = validate_steps(steps((1, ()), (2, (3,)), (3, (1,))))
+    assert [f.kind for f in result.faults] == ["forward_reference"]

@@ -13,12 +13,13 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 
+from dagmath_viz.jsonio import write_atomic
 from dagmath_viz.schema import DagMathError, InputError
 
 __all__ = [
@@ -249,51 +250,9 @@ class StreamNames:
         return line
 
 
-# moves to jsonio.write_atomic (restructure's branch): keep the one call site in this module
-def write_atomic(target: str, data: bytes | Iterable[bytes]) -> None:
-    """Write ``data`` (bytes, or chunks of it) to ``target`` (or stdout for "-").
-
-    A regular file (or a new path) is written through a temporary file beside it and renamed
-    into place, so a reader never sees half a file; it keeps an existing file's mode, and a
-    new file gets the umask's. Anything else (``/dev/null``, a FIFO, a terminal) is written
-    through: renaming over it would replace a device with a regular file. A symlink is
-    followed, so the link stays and its target gets the data.
-    """
-    chunks = [data] if isinstance(data, bytes) else data
-    if target == "-":
-        sys.stdout.buffer.writelines(chunks)
-        sys.stdout.flush()
-        return
-    path = Path(target).resolve()
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        with open(path, "wb") as handle:
-            handle.writelines(chunks)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~_umask())
-        with os.fdopen(fd, "wb", buffering=2**20) as handle:
-            handle.writelines(chunks)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)  # the only way to read it is to set it; put it straight back
-    os.umask(mask)
-    return mask
-
-
 def pipeline():
     """The scoring pipeline module: the CLI's one import of it (imported on first use, so
     that ``dagmath --help`` and ``dagmath simulate`` do not load it)."""
-    from dagmath_viz import parallel
+    from dagmath_viz import pipeline as module
 
-    return parallel
+    return module

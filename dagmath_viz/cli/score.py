@@ -127,6 +127,7 @@ def run_score(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 checker=checker,
                 progress=_progress(sys.stderr) if common.VERBOSITY >= 0 else None,
+                exclude=[args.output, args.errors or "-"],  # never read this run's own output
             )
         finally:
             checker.save()
@@ -146,7 +147,7 @@ def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -
     # "local": a cluster of this machine's cores, to try the path; else a scheduler address
     client = Client(dashboard_address=None) if args.dask == "local" else Client(args.dask)
     with client:
-        run = score_on_dask(paths, answers=args.answers, checker=checker)
+        run = score_on_dask(paths, answers=args.answers, checker=checker, exclude=[args.output])
         checker.save()
         return _finish_score(args, run, names)
 

@@ -51,6 +51,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="focused policy: weight exp(X) for the correct sink and its ancestors, 1 for the "
         "rest (default: 1)",
     )
+    parser.add_argument(
+        "--wrong-sink-aversion",
+        type=float,
+        default=None,
+        metavar="B",
+        help="focused policy: multiply a wrong sink's weight by exp(-B), so the walk tends "
+        "to search on past wrong answers (default 0)",
+    )
     parser.add_argument("--samples", type=positive, metavar="N", help="number of trajectories")
     parser.add_argument(
         "--seed", type=_seed, default=0, metavar="S", help="random seed, an integer or any text"
@@ -90,10 +98,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def _policy(args: argparse.Namespace) -> Policy:
     if args.policy == "uniform":
-        if args.focus is not None:
-            raise UsageError("--focus applies to --policy focused only")
+        if args.focus is not None or args.wrong_sink_aversion is not None:
+            raise UsageError("--focus and --wrong-sink-aversion apply to --policy focused only")
         return Policy("uniform")
-    return Policy("focused", 1.0 if args.focus is None else args.focus)
+    focus = 1.0 if args.focus is None else args.focus
+    return Policy("focused", focus, args.wrong_sink_aversion or 0.0)
 
 
 def _check_mode(args: argparse.Namespace) -> None:
@@ -106,7 +115,10 @@ def _check_mode(args: argparse.Namespace) -> None:
 
 
 def _default_model(policy: Policy) -> str:
-    return "sim-uniform" if policy.kind == "uniform" else f"sim-focus-{policy.focus:g}"
+    if policy.kind == "uniform":
+        return "sim-uniform"
+    averse = f"-aversion-{policy.aversion:g}" if policy.aversion else ""
+    return f"sim-focus-{policy.focus:g}{averse}"
 
 
 def run_simulate(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from dagmath_viz.logic.efficiency import (
     efficiency_table,
     format_table,
     levenshtein,
+    model_proof_summary,
     normalized_levenshtein,
     search_order_distance,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "generate_problem",
     "generate_problems",
     "levenshtein",
+    "model_proof_summary",
     "normalized_levenshtein",
     "overlap_score",
     "parse_proof",

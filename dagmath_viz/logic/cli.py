@@ -45,6 +45,17 @@ def _natural(text: str) -> int:
 
 def _generate(args: argparse.Namespace) -> int:
     cfg = GeneratorConfig(depth=args.depth, n_trees=args.trees)
+    if args.paired:
+        from dagmath_viz.logic.generator import generate_paired
+
+        problems = [
+            p
+            for i in range(args.problems)
+            for p in generate_paired(args.seed, args.first_id + i, args.irrelevant, cfg).values()
+        ]
+        n = write_jsonl(args.output, (problem_to_record(p) for p in problems))
+        print(f"wrote {n} problems to {args.output}", file=sys.stderr)
+        return 0
     problems = generate_problems(
         args.problems, args.seed, args.irrelevant, args.overlap, args.control, cfg, args.first_id
     )
@@ -65,6 +76,61 @@ def _solve(args: argparse.Namespace) -> int:
                 raise type(exc)(f"{args.problems}: record {i}: {exc}") from None
     n = write_jsonl(args.output, records)
     say(f"wrote {n} proofs to {args.output}")
+    return 0
+
+
+def _text_records(path: str, run) -> list[dict]:
+    """Run ``run`` on each JSON object line of a file; a bad line becomes an error record.
+
+    Errors name the file and the line, so every input line has one output line.
+    """
+    from pathlib import Path
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DagMathError(f"{path}: cannot read: {exc}") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append({"id": None, "error": f"{path}: line {n}: not JSON: {exc.msg}"})
+            continue
+        if not isinstance(obj, dict):
+            out.append({"id": None, "error": f"{path}: line {n}: expected a JSON object"})
+            continue
+        rec = run(obj)
+        if "error" in rec:
+            rec["error"] = f"{path}: line {n}: {rec['error']}"
+        out.append(rec)
+    return out
+
+
+def _solve_text(args: argparse.Namespace) -> int:
+    from dagmath_viz.logic.modelproofs import solve_text_record
+
+    out = _text_records(args.problems, solve_text_record)
+    n = write_jsonl(args.output, out)
+    bad = sum("error" in r for r in out)
+    print(f"wrote {n} answers to {args.output} ({bad} unreadable)", file=sys.stderr)
+    return 0
+
+
+def _score_proofs(args: argparse.Namespace) -> int:
+    from dagmath_viz.logic.modelproofs import score_proof_record
+
+    out = _text_records(args.proofs, score_proof_record)
+    n = write_jsonl(args.output, out)
+    bad = sum("error" in r for r in out)
+    print(f"wrote {n} scored proofs to {args.output} ({bad} unreadable)", file=sys.stderr)
+    if args.export:
+        from dagmath_viz.logic.export import export_model_proofs
+
+        files = export_model_proofs(out, args.export, args.dataset)
+        print(f"wrote {len(files)} files under {args.export}", file=sys.stderr)
     return 0
 
 
@@ -105,6 +171,11 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--control", action="store_true", help="control problems: as many axioms, all relevant"
     )
+    p.add_argument(
+        "--paired",
+        action="store_true",
+        help="each problem in all four overlap conditions, same distractors, renamed only",
+    )
     p.add_argument("--depth", type=_positive, default=3, help="depth of the goal's proof")
     p.add_argument("--trees", type=_positive, default=3, help="trees for --irrelevant trees")
     p.add_argument("--first-id", type=_natural, default=0, help="id of the first problem")
@@ -114,7 +185,12 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 
 def _add_solve(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "solve", help="run a simulated reasoner on each problem")
-    p.add_argument("problems", help="PROBLEMS.jsonl from 'gsm generate'")
+    p.add_argument("problems", help="PROBLEMS.jsonl from 'gsm generate' (or text, with --text)")
+    p.add_argument(
+        "--text",
+        action="store_true",
+        help='read {"id", "text"} lines: solve each problem from its text alone',
+    )
     p.add_argument(
         "--strategy",
         choices=(*STRATEGIES, "all"),
@@ -122,7 +198,20 @@ def _add_solve(sub: argparse._SubParsersAction) -> None:
         help="search strategy (all: every strategy)",
     )
     p.add_argument("-o", "--output", required=True, help="PROOFS.jsonl to write")
-    p.set_defaults(func=_solve)
+    p.set_defaults(func=_solve_or_text)
+
+
+def _solve_or_text(args: argparse.Namespace) -> int:
+    return _solve_text(args) if args.text else _solve(args)
+
+
+def _add_score_proofs(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "score-proofs", help="score proofs a model wrote in natural language")
+    p.add_argument("proofs", help='PROOFS.jsonl: {"id", "text", "proof"} lines')
+    p.add_argument("-o", "--output", required=True, help="SCORED.jsonl to write")
+    p.add_argument("--export", help="also write DAG-MATH trajectories under this folder")
+    p.add_argument("--dataset", default="gsm-model-proofs", help="data-set name for --export")
+    p.set_defaults(func=_score_proofs)
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
@@ -150,9 +239,11 @@ def add_gsm_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         help="logic-program word problems: generate, solve, export, report",
         description="Logic-program word problems: generate, solve, export, report.",
     )
-    sub = gsm.add_subparsers(dest="gsm_command", metavar="{generate,solve,export,report}")
+    sub = gsm.add_subparsers(
+        dest="gsm_command", metavar="{generate,solve,score-proofs,export,report}"
+    )
     sub.required = True
-    for add in (_add_generate, _add_solve, _add_export, _add_report):
+    for add in (_add_generate, _add_solve, _add_score_proofs, _add_export, _add_report):
         add(sub)
     return gsm
 

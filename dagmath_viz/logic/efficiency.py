@@ -1,7 +1,9 @@
 """Efficiency of a proof against the shortest proof, search-order distance, report tables.
 
-DEFINITIONS.md §6: efficiency = |shortest proof| / |proof| with duplicated theorems counted
-once; the non-axiom variant counts only theorems that are not axioms of the program.
+DEFINITIONS.md §6, following the authors' published code (precision and recall): with S the
+theorems of the shortest proof and P the theorems a proof states (repeats once, statements
+matching no theorem included), efficiency = |S ∩ P| / |P|, recall = |S ∩ P| / |S|, exact
+match P = S; the non-axiom variant of efficiency counts only theorems that are not axioms.
 The search-order distance compares the order in which a proof states its non-axiom theorems
 with the order in which DFS and BFS prove them (normalised Levenshtein distance).
 """
@@ -24,6 +26,7 @@ __all__ = [
     "Efficiency",
     "efficiency",
     "efficiency_table",
+    "model_proof_summary",
     "format_table",
     "levenshtein",
     "normalized_levenshtein",
@@ -40,32 +43,40 @@ _ORDERS = {
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
-    """Both efficiency variants of one proof."""
+    """Precision (efficiency), its non-axiom variant, recall and exact match of one proof."""
 
     efficiency: float
     efficiency_non_axiom: float
+    recall: float = 0.0
+    exact_match: bool = False
 
 
-def _ratio(num: int, den: int) -> float:
-    if den == 0:
-        return 1.0 if num == 0 else 0.0
-    return num / den
+def _ratio(num: int, den: int, empty: float) -> float:
+    return num / den if den else empty
 
 
 def efficiency(
-    proof: Iterable[Atom], shortest: Iterable[Atom], axioms: Iterable[Atom]
+    proof: Iterable[Hashable], shortest: Iterable[Hashable], axioms: Iterable[Hashable]
 ) -> Efficiency:
-    """|shortest| / |proof| over all theorems, and over non-axiom theorems only.
+    """|S ∩ P| / |P| over all theorems and over non-axiom theorems; recall; exact match.
 
-    Duplicates in ``proof`` count once. An empty proof has efficiency 0; when neither proof
-    has a non-axiom theorem the non-axiom efficiency is 1.
+    ``proof`` is P: the theorems a proof states, in any order, repeats counting once; an
+    item that is no theorem (an unmatched statement) counts in |P| and never in S ∩ P.
+    An empty P has efficiency 0. When P has no non-axiom theorem, the non-axiom
+    efficiency is 1 if S has none either, else 0.
 
     Example:
         >>> efficiency("abcd", "abc", "ab")
-        Efficiency(efficiency=0.75, efficiency_non_axiom=0.5)
+        Efficiency(efficiency=0.75, efficiency_non_axiom=0.5, recall=1.0, exact_match=False)
     """
     p, s, a = set(proof), set(shortest), set(axioms)
-    return Efficiency(_ratio(len(s), len(p)) if p else 0.0, _ratio(len(s - a), len(p - a)))
+    both = p & s
+    return Efficiency(
+        _ratio(len(both), len(p), 0.0),
+        _ratio(len(both - a), len(p - a), 1.0 if not s - a else 0.0),
+        _ratio(len(both), len(s), 1.0),
+        p == s,
+    )
 
 
 def levenshtein(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -106,6 +117,7 @@ def search_order_distance(proof: Sequence[Atom], program: Program) -> dict[str, 
 # --- tables ----------------------------------------------------------------------------
 
 _KEYS = ("strategy", "irrelevant", "overlap", "control")
+_RATES = ("efficiency", "efficiency_non_axiom", "recall", "exact_match")
 
 
 def _row(r: Mapping[str, Any], i: int) -> dict[str, Any]:
@@ -118,9 +130,16 @@ def _row(r: Mapping[str, Any], i: int) -> dict[str, Any]:
         "overlap": str(r.get("overlap", "unknown")),
         "control": bool(r.get("control", False)),
         "correct": float(bool(r["correct"])),
-        "efficiency": float(r["efficiency"]),
-        "efficiency_non_axiom": float(r.get("efficiency_non_axiom", math.nan)),
+        "efficiency": _num(r["efficiency"]),
+        "efficiency_non_axiom": _num(r.get("efficiency_non_axiom")),
+        "recall": _num(r.get("recall")),
+        "exact_match": _num(r.get("exact_match")),
     }
+
+
+def _num(v: Any) -> float:
+    """A rate from a record: NaN when absent or None (e.g. not scored: a wrong answer)."""
+    return math.nan if v is None or isinstance(v, str) else float(v)
 
 
 def _rank(column: str, value: Any) -> tuple[int, str]:
@@ -132,17 +151,20 @@ def efficiency_table(proof_records: Iterable[Mapping[str, Any]]) -> pd.DataFrame
     """Accuracy and mean efficiencies by strategy × irrelevant × overlap × control.
 
     Columns: strategy, irrelevant, overlap, control, n, accuracy, efficiency,
-    efficiency_non_axiom (rates as fractions in [0, 1]). Rows follow the paper's order
-    (strategies shortest, dfs, bfs, overlap; structures none, axiom, tree, trees; overlaps
-    none, entity, agent, both), control rows after the others.
+    efficiency_non_axiom, recall, exact_match (rates as fractions in [0, 1]; the last four
+    are means over the proofs that carry them, DEFINITIONS.md §6 scores correct answers).
+    Rows follow the paper's order (strategies shortest, dfs, bfs, overlap; structures none,
+    axiom, tree, trees; overlaps none, entity, agent, both), control rows after the others.
     """
     import pandas as pd  # here: `dagmath score` builds this CLI at start-up
 
     rows = [_row(r, i) for i, r in enumerate(proof_records)]
-    cols = [*_KEYS, "n", "accuracy", "efficiency", "efficiency_non_axiom"]
+    cols = [*_KEYS, "n", "accuracy", *_RATES]
     if not rows:
         return pd.DataFrame(columns=cols)
     df = pd.DataFrame(rows)
+    for c in _RATES:  # DEFINITIONS.md §6: scored on correct answers only
+        df.loc[df["correct"] == 0.0, c] = math.nan
     out = (
         df.groupby(list(_KEYS), sort=False)
         .agg(
@@ -150,6 +172,8 @@ def efficiency_table(proof_records: Iterable[Mapping[str, Any]]) -> pd.DataFrame
             accuracy=("correct", "mean"),
             efficiency=("efficiency", "mean"),
             efficiency_non_axiom=("efficiency_non_axiom", "mean"),
+            recall=("recall", "mean"),
+            exact_match=("exact_match", "mean"),
         )
         .reset_index()
     )
@@ -168,7 +192,54 @@ def format_table(table: pd.DataFrame) -> str:
     if table.empty:
         return "(no proof records)"
     shown = table.copy()
-    for c in ("accuracy", "efficiency", "efficiency_non_axiom"):
+    for c in ("accuracy", *_RATES):
         shown[c] = shown[c].map(lambda v: "—" if pd.isna(v) else f"{100 * v:.1f}")
     shown["control"] = shown["control"].map(lambda v: "yes" if v else "no")
     return shown.to_string(index=False)
+
+
+def model_proof_summary(
+    proof_records: Iterable[Mapping[str, Any]], scored: Iterable[Mapping[str, Any]]
+) -> pd.DataFrame:
+    """Simulated strategies and scored model proofs side by side, one row per reasoner.
+
+    ``proof_records`` come from ``dagmath gsm solve`` (one row per strategy), ``scored``
+    from ``dagmath gsm score-proofs`` (one row per ``model``; records with an error are
+    left out). Columns: reasoner, kind ("strategy" or "model"), n, accuracy, efficiency,
+    efficiency_non_axiom, recall, exact_match; the rates are means over correct answers
+    (a wrong answer is not scored), NaN when there is none.
+    """
+    import pandas as pd
+
+    rows = []
+    for r in proof_records:
+        row = {"reasoner": str(r.get("strategy", "unknown")), "kind": "strategy"}
+        rows.append({**row, **_rates(r)})
+    for r in scored:
+        if "error" in r:
+            continue
+        rows.append({"reasoner": str(r.get("model", "model")), "kind": "model", **_rates(r)})
+    cols = ["reasoner", "kind", "n", "accuracy", *_RATES]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    df = pd.DataFrame(rows)
+    for c in _RATES:  # DEFINITIONS.md §6: scored on correct answers only
+        df.loc[df["correct"] == 0.0, c] = math.nan
+    out = (
+        df.groupby(["kind", "reasoner"], sort=False)
+        .agg(
+            n=("correct", "size"), accuracy=("correct", "mean"), **{c: (c, "mean") for c in _RATES}
+        )
+        .reset_index()
+    )
+    order = {s: i for i, s in enumerate(STRATEGIES)}
+    keys = [
+        (k != "strategy", order.get(r, len(order)), r)
+        for k, r in zip(out["kind"], out["reasoner"], strict=True)
+    ]
+    out = out.iloc[sorted(range(len(out)), key=keys.__getitem__)].reset_index(drop=True)
+    return out[cols]
+
+
+def _rates(r: Mapping[str, Any]) -> dict[str, float]:
+    return {"correct": float(bool(r.get("correct"))), **{c: _num(r.get(c)) for c in _RATES}}

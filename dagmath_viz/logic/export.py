@@ -27,7 +27,9 @@ __all__ = [
     "GraphNode",
     "ProofGraph",
     "explain",
+    "export_model_proofs",
     "export_trajectories",
+    "model_proof_sample",
     "proof_graph",
     "trajectory_sample",
 ]
@@ -149,6 +151,77 @@ def export_trajectories(
         pid = _check_name("problem id", str(r.get("problem_id")))
         samples = groups[(model, pid)]
         samples.append(trajectory_sample(r, sample_id=len(samples)))
+    written = []
+    for (model, pid), samples in sorted(groups.items()):
+        folder = Path(out_dir) / model / dataset
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"problem_{pid}_all_samples.json"
+        path.write_text(json.dumps(samples, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        written.append(path)
+    return sorted(written)
+
+
+def model_proof_sample(scored: Mapping[str, Any], sample_id: int = 0) -> dict[str, Any]:
+    """One DAG-MATH sample for a model proof scored by ``dagmath gsm score-proofs``.
+
+    Each statement of the proof is a step, in the model's order; a matched theorem's parents
+    are the earlier statements it follows from, an axiom is a given (no parents), and an
+    unmatched statement has none. Statements off the shortest proof end up as dead ends.
+    """
+    rows = scored.get("steps")
+    if not isinstance(rows, list) or not rows:
+        raise ProgramError(f"scored proof {scored.get('id')}: no steps")
+    steps = []
+    for i, r in enumerate(rows, 1):
+        prem = r.get("premises")
+        parents = None if prem is None else [j + 1 for j in prem]
+        if r.get("theorem") is None:
+            thinking = "Matches no theorem of the problem's program."
+            parents = []
+        else:
+            atom = atom_from_dict(r["theorem"])
+            premises = [
+                atom_from_dict(rows[j]["theorem"]) for j in prem or () if rows[j].get("theorem")
+            ]
+            thinking = explain(r.get("rule"), premises, atom, parents or [])
+        steps.append(
+            {
+                "step_id": i,
+                "thinking": thinking,
+                "direct_dependent_steps": parents,
+                "text": str(r.get("text", "")),
+            }
+        )
+    answer = scored.get("answer")
+    if answer is not None:
+        steps[-1]["text"] += f" The final answer is $\\boxed{{{answer}}}$."
+    ref = scored.get("reference_answer")
+    return {
+        "problem_id": scored.get("id"),
+        "sample_id": sample_id,
+        "problem_text": scored.get("problem_text", ""),
+        "steps": steps,
+        "final_answer": steps[-1]["text"],
+        "answer": None if ref is None else str(ref),
+        "difficulty": None,
+        "domain": "gsm-logic",
+        "metadata": {"model": str(scored.get("model", "model")), "reasoning_content": ""},
+    }
+
+
+def export_model_proofs(
+    scored: Iterable[Mapping[str, Any]], out_dir: str | Path, dataset: str = "gsm-model-proofs"
+) -> list[Path]:
+    """Write scored model proofs as DAG-MATH model outputs (records with an error skipped)."""
+    _check_name("dataset", dataset)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in scored:
+        if "error" in r:
+            continue
+        model = _check_name("model", re.sub(r"[^A-Za-z0-9_.-]+", "-", str(r.get("model", "model"))))
+        pid = _check_name("problem id", re.sub(r"[^A-Za-z0-9_.-]+", "_", str(r.get("id"))))
+        samples = groups[(model, pid)]
+        samples.append(model_proof_sample(r, sample_id=len(samples)))
     written = []
     for (model, pid), samples in sorted(groups.items()):
         folder = Path(out_dir) / model / dataset

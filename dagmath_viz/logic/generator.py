@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dagmath_viz.logic.program import (
     Agent,
     Atom,
+    Comp,
     CompEq,
     Cont,
     Program,
@@ -56,7 +57,7 @@ from dagmath_viz.logic.proofs import (
 )
 from dagmath_viz.logic.rules import Hyperedge, closure
 from dagmath_viz.logic.verbalize import verbalize, verbalize_question
-from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES
+from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES, RELATIONS, TOPICS
 from dagmath_viz.schema import DagMathError
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "GenerationError",
     "GeneratorConfig",
     "Problem",
+    "generate_paired",
     "generate_problem",
     "generate_problems",
 ]
@@ -486,3 +488,168 @@ def generate_problems(
     return [
         generate_problem(seed, first_id + i, irrelevant, overlap, control, config) for i in range(n)
     ]
+
+
+# --- paired overlap conditions (the authors' design) --------------------------------------
+
+
+def _relabel(x: Atom, names: dict[str, str], entities: dict[str, str]) -> Atom:
+    d = atom_to_dict(x)
+    for k, v in d.items():
+        if isinstance(v, list):
+            d[k] = [names.get(n, n) for n in v]
+        elif k == "entity" and isinstance(v, str):
+            d[k] = entities.get(v, v)
+    return atom_from_dict(d)
+
+
+def _paired_maps(
+    trees: list[tuple[list[Atom], frozenset[str], str]], goal: Cont, rng: random.Random
+) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """Per overlap condition, the renaming of the distractor trees' names and entities.
+
+    As in the authors' generator: ``entity`` gives every tree the goal's entity; ``agent``
+    makes each tree's own goal agent the goal's agent and every other name a possessive of it
+    ("Ryan's aunt"), so every irrelevant axiom names the goal's agent; ``both`` does both,
+    with possessives only.
+    """
+    g = goal.agent[0]
+    relations = iter(rng.sample(RELATIONS, len(RELATIONS)))
+    poss: dict[str, str] = {}
+    agent_names: dict[str, str] = {}
+    ents: dict[str, str] = {}
+    for tree, root_names, entity in trees:
+        ents[entity] = goal.entity
+        for n in sorted({n for x in tree for n in names_of(x)}):
+            if n not in poss:
+                try:
+                    poss[n] = f"{g}'s {next(relations)}"
+                except StopIteration:
+                    raise _Retry("relations exhausted") from None
+            agent_names[n] = g if n in root_names else poss[n]
+    return {
+        "none": ({}, {}),
+        "entity": ({}, ents),
+        "agent": (agent_names, {}),
+        "both": (poss, ents),
+    }
+
+
+def generate_paired(
+    seed: int,
+    problem_id: int,
+    irrelevant: str = "tree",
+    config: GeneratorConfig | None = None,
+) -> dict[str, Problem]:
+    """One problem in all four overlap conditions, paired as the authors pair them.
+
+    The main tree and the distractor trees are sampled once, with fresh names and entities
+    (the ``none`` condition); the ``entity``, ``agent`` and ``both`` conditions rename only
+    the distractors' names and entities (:func:`_paired_maps`), so the axioms, numbers,
+    structure, order and sentence templates are the same in all four. Every condition is
+    verified (consistent; the sampled shortest proof is the unique shortest one); a failure
+    resamples the whole set.
+
+    Returns:
+        ``{"none": ..., "entity": ..., "agent": ..., "both": ...}``.
+    """
+    if irrelevant not in IRRELEVANT:
+        raise ValueError(f"unknown structure {irrelevant!r}")
+    cfg = config or GeneratorConfig()
+    rng = random.Random(f"gsm-logic-paired:{seed}:{problem_id}")
+    for _ in range(cfg.max_attempts):
+        try:
+            found = _paired_attempt(rng, cfg, irrelevant)
+        except _Retry:
+            continue
+        if found is None:
+            continue
+        out = {}
+        for overlap, (axioms, proof, relevant) in found.items():
+            vrng = random.Random(f"gsm-logic-paired-text:{seed}:{problem_id}")
+            labels = (irrelevant, overlap, False)
+            out[overlap] = _problem(vrng, seed, problem_id, axioms, proof, relevant, labels)
+        return out
+    raise GenerationError(f"no valid paired problem for seed {seed}, id {problem_id}")
+
+
+#: share of group-total goals in the paired generator (the issue's count of the authors' data)
+GROUP_GOALS = 0.57
+#: distractor trees of the paired generator use the rules the paper's distractors use
+DISTRACTOR_RULES = (("comp", 3.0), ("transfer", 1.0))
+
+
+def _topical(b: _Builder, goal_entity: str, used: set[str]) -> str:
+    """A distractor entity from the goal entity's topic, as the authors draw them (else any)."""
+    topic = next((t for t in TOPICS if goal_entity in t), ())
+    options = sorted(e for e in topic if e not in used)
+    if options:
+        return b.rng.choice(options)
+    while (e := b.fresh(b.entities)) in used:
+        pass
+    return e
+
+
+def _lone_axiom(b: _Builder, entity: str) -> Atom:
+    """One irrelevant axiom: a count, a comparison or a transfer, with fresh names."""
+    kind = b.rng.choice(("cont", "comp", "transfer"))
+    x, y, q = b.name(), b.name(), b.leaf_value()
+    if kind == "cont":
+        return Cont(x, entity, q, 0)
+    if kind == "comp":
+        return comparison(x, y, entity, b.rng.randint(1, b.cfg.diff_max), 0)
+    return Transfer(y, x, entity, b.rng.randint(1, b.cfg.diff_max), 0)
+
+
+def _paired_attempt(
+    rng: random.Random, cfg: GeneratorConfig, irrelevant: str
+) -> dict[str, tuple[list[Atom], Proof, set[Atom]]] | None:
+    b = _Builder(rng, cfg)
+    entity = b.fresh(b.entities)
+    if rng.random() < GROUP_GOALS:  # the paper's goals are mostly group totals
+        size = rng.choice((2, 3, 3, 4))
+        root = b._union(agent(*(b.fresh(b.names) for _ in range(size))), entity, 0, cfg.depth, None)
+    else:
+        root = b.node(entity, 0, cfg.depth, forbid=frozenset(("union",)))
+    main = _shift(root.steps)
+    goal = main[-1].theorem
+    main_axioms = _axioms(main)
+    n_trees = {"none": 0, "axiom": 1, "tree": 1, "trees": cfg.n_trees}[irrelevant]
+    trees: list[tuple[list[Atom], frozenset[str], str]] = []  # axioms, root names, entity
+    # the paper's distractors: counts, comparisons and transfers (no rates, no compeq)
+    b.cfg = replace(cfg, rule_weights=DISTRACTOR_RULES)
+    used = {x.entity for x in main_axioms} | {
+        x.container for x in main_axioms if isinstance(x, Rate)
+    }
+    for _ in range(n_trees):
+        entity = _topical(b, goal.entity, used)
+        used.add(entity)
+        if irrelevant == "axiom":
+            tree = [_lone_axiom(b, entity)]
+            root_names = frozenset(tree[0].agent if isinstance(tree[0], Cont) else ())
+            if isinstance(tree[0], Comp):
+                root_names = frozenset(tree[0].more)
+            elif isinstance(tree[0], Transfer):
+                root_names = frozenset(tree[0].receiver)
+        else:
+            sub = b.node(entity, 0, rng.randint(1, cfg.depth))
+            steps = _shift(sub.steps)
+            tree = [x for x in _axioms(steps) if x not in main_axioms]
+            root_names = frozenset(steps[-1].theorem.agent)
+        trees.append((tree, root_names, entity))
+    b.cfg = cfg
+    b.transfers = True
+    maps = _paired_maps(trees, goal, rng)
+    extra = [x for t, _, _ in trees for x in t]
+    order = _order(main_axioms + [x for x in dict.fromkeys(extra) if x not in main_axioms], rng)
+    relevant = set(main_axioms)
+    out = {}
+    for overlap, (names, ents) in maps.items():
+        axioms = [x if x in relevant else _relabel(x, names, ents) for x in order]
+        if len(set(axioms)) != len(axioms):
+            return None
+        proof = _verified(main, axioms, goal)
+        if proof is None:
+            return None
+        out[overlap] = (axioms, proof, relevant)
+    return out

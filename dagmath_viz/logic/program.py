@@ -238,10 +238,33 @@ class Query:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """A logic program for one problem: axioms (in problem order) and the query."""
+    """A logic program for one problem: axioms (in problem order) and the query.
+
+    Two options serve problems read from text (``dagmath_viz.logic.text``):
+
+    - ``parts``: when the query totals different entities into one category ("snacks" =
+      waffles + granola bars), the entity each member of the query's group contributes, as
+      ``((name, entity), ...)``; empty for an ordinary query.
+    - ``bidirectional``: the frame rule also runs backwards in time (a count that no transfer
+      changed at t was the same before t), so a statement may precede, in time stamps, the
+      count it is combined with.
+    - ``tree_rules``: the introduction rules fire only as the authors' generated trees use
+      them: 1c only for a pair of agents that a compeq axiom names (or ``compare`` lists:
+      the pair a question asks to compare), 5b never.
+    - ``one_sided``: transfers that change only one side's count, ``(transfer, "giver" |
+      "receiver")``. The authors' templates are about one side ("R then gets N more E from
+      S" concludes R's count, "S then donates N E to R" concludes S's), and their generator
+      never updates the other side: a distractor may take from the goal's agent without
+      changing the answer.
+    """
 
     axioms: tuple[Atom, ...]
     query: Query
+    parts: tuple[tuple[str, str], ...] = ()
+    bidirectional: bool = False
+    tree_rules: bool = False
+    compare: tuple[tuple[Agent, Agent], ...] = ()
+    one_sided: tuple[tuple[Transfer, str], ...] = ()
 
     @property
     def horizon(self) -> int:

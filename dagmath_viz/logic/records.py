@@ -16,8 +16,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.logic.chaining import forward_chain
-from dagmath_viz.logic.efficiency import STRATEGIES, efficiency, search_order_distance
+from dagmath_viz.logic.efficiency import (
+    STRATEGIES,
+    efficiency,
+    normalized_levenshtein,
+    search_order_distance,
+)
 from dagmath_viz.logic.generator import Problem
 from dagmath_viz.logic.program import (
     Atom,
@@ -192,6 +198,10 @@ def solve_record(problem_record: Mapping[str, Any], strategy: str) -> dict[str, 
     answers = [x.quantity for x in theorems if prob.program.query.matches(x)]
     answer = answers[-1] if answers else None
     dist = search_order_distance(theorems, prob.program)
+    # the paper's "efficient DFS" reference: the shortest proof in the order it is written
+    axiom_set = set(prob.program.axioms)
+    efficient_ref = [x for x in ref_theorems if x not in axiom_set]
+    mine = [x for x in dict.fromkeys(theorems) if x not in axiom_set]
     rec = problem_record
     return {
         "problem_id": prob.problem_id,
@@ -203,8 +213,11 @@ def solve_record(problem_record: Mapping[str, Any], strategy: str) -> dict[str, 
         "correct": answer is not None and answer == prob.answer,
         "efficiency": eff.efficiency,
         "efficiency_non_axiom": eff.efficiency_non_axiom,
+        "recall": eff.recall,
+        "exact_match": eff.exact_match,
         "distance_dfs": dist["dfs"],
         "distance_bfs": dist["bfs"],
+        "distance_efficient": normalized_levenshtein(mine, efficient_ref),
         "n_theorems": len(theorems),
         "shortest_size": len(ref_theorems),
         "unmatched": len(parsed.unmatched),
@@ -222,20 +235,12 @@ def solve_record(problem_record: Mapping[str, Any], strategy: str) -> dict[str, 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSON-lines file of objects; raise InputError naming the file and line."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{p}: cannot read: {exc}") from None
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}: line {n}: not JSON: {exc.msg}") from None
+    for location, obj in jsonio.read_jsonl(p):  # BOM, nesting limit, located errors
+        if isinstance(obj, InputError):
+            raise InputError(f"{p}: {obj}")
         if not isinstance(obj, dict):
-            raise InputError(f"{p}: line {n}: expected a JSON object")
+            raise InputError(f"{p}: {location}: expected a JSON object")
         out.append(obj)
     return out
 

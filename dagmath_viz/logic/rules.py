@@ -67,6 +67,13 @@ RULE_NAMES = {
 }
 
 
+def _names_in(atom: Atom) -> set[str]:
+    fields = ("agent", "more", "less", "giver", "receiver", "a", "b", "c", "d")
+    return {
+        n for f in fields if isinstance(getattr(atom, f, None), tuple) for n in getattr(atom, f)
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Hyperedge:
     """One rule instance: premises (the tail, sorted) ⇒ conclusion (the head)."""
@@ -107,12 +114,55 @@ class Chart:
         for g in sorted(self.program.groups):
             for n in g:
                 self.groups_of[n].append(g)
+        # one-sided transfers (the authors' semantics) change only the side they are about
+        self.sides: dict[Transfer, str] = dict(self.program.one_sided)
         self.moving = {
             (n, x.entity, x.time)
             for x in self.program.axioms
             if isinstance(x, Transfer)
-            for n in x.giver + x.receiver
+            for n in self._moved(x)
         }
+        # A rate ties its entity to its container: when the container moves, so does the
+        # entity, and a frame step would carry a stale count past the transfer.
+        for r in self.program.axioms:
+            if isinstance(r, Rate):
+                self.moving |= {
+                    (n, r.entity, t)
+                    for (n, e, t) in list(self.moving)
+                    if e == r.container
+                    if n in r.agent
+                }
+        self.parts = dict(self.program.parts)
+        # bidirectional frames jump between the times statements talk about (see _jumps)
+        self.needed: dict[tuple[str, str], set[int]] = defaultdict(set)
+        if self.program.bidirectional:
+            q = self.program.query
+            for x in self.program.axioms:
+                if isinstance(x, Rate):
+                    continue
+                t_x = x.time
+                for n in _names_in(x):
+                    self.needed[(n, x.entity)].add(t_x)
+                    if isinstance(x, Transfer):
+                        self.needed[(n, x.entity)].add(t_x + 1)
+                    for r in self.program.axioms:  # a rate's entity is counted when its
+                        if isinstance(r, Rate) and n in r.agent and r.container == x.entity:
+                            self.needed[(n, r.entity)] |= {t_x, t_x + 1}
+            for n in {*q.agent, *(n for pair in self.program.compare for a in pair for n in a)}:
+                self.needed[(n, self.parts.get(n, q.entity))].add(q.time)
+                self.needed[(n, q.entity)].add(q.time)
+        # tree_rules: introductions only as the authors' trees use them (a comparison for a
+        # pair that a compeq names; no new compeq), which keeps text problems' closures small.
+        self.intro_pairs: set[frozenset] | None = None
+        if self.program.tree_rules:
+            self.intro_pairs = {
+                frozenset(p) for x in self.program.axioms if isinstance(x, CompEq) for p in x.pairs
+            } | {frozenset(p) for p in self.program.compare}
+        if self.parts:  # a category total moves when one member's part moves
+            cat = self.program.query.entity
+            self.moving |= {
+                (n, cat, t) for (n, e, t) in list(self.moving) if self.parts.get(n) == e
+            }
 
     def __contains__(self, atom: object) -> bool:
         return atom in self.atoms
@@ -158,7 +208,8 @@ class Chart:
                 self.compeqs_of[(a, x.entity, x.time)].append(x)
         elif isinstance(x, Transfer):
             for a in {x.giver, x.receiver}:
-                self.transfers_of[(a, x.entity, x.time)].append(x)
+                if set(a) <= set(self._moved(x)):
+                    self.transfers_of[(a, x.entity, x.time)].append(x)
         elif isinstance(x, Rate):
             self.rates_of[(x.agent, x.container)].append(x)
 
@@ -182,6 +233,11 @@ class Chart:
         for k in self.comps_of.get((c.agent, c.entity, c.time), ()):
             yield self._comp_elim(c, k)
         for o in self.conts_et.get((c.entity, c.time), ()):
+            if (
+                self.intro_pairs is not None
+                and frozenset((o.agent, c.agent)) not in self.intro_pairs
+            ):
+                continue
             if not set(o.agent) & set(c.agent):
                 diff = c.quantity - o.quantity
                 yield _edge("1c", (o, c), comparison(c.agent, o.agent, c.entity, diff, c.time))
@@ -192,8 +248,14 @@ class Chart:
             yield _edge("4", (c, r), Cont(c.agent, r.entity, c.quantity * r.rate, c.time))
         for q in self.compeqs_of.get((c.agent, c.entity, c.time), ()):
             yield from self._compeq_elim(q, cont=c)
-        if c.time < self.horizon and not any((n, c.entity, c.time) in self.moving for n in c.agent):
+        if self.program.bidirectional:
+            yield from self._jumps(c)
+        elif c.time < self.horizon and not any(
+            (n, c.entity, c.time) in self.moving for n in c.agent
+        ):
             yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, c.time + 1))
+        if self.parts and len(c.agent) == 1 and self.parts.get(c.agent[0]) == c.entity:
+            yield from self._category(c)
 
     def _from_comp(self, k: Comp) -> Iterator[Hyperedge]:
         for a in (k.less, k.more):
@@ -203,15 +265,27 @@ class Chart:
         for q in self._compeqs_on_pair(k.pair, k.entity, k.time):
             yield from self._compeq_elim(q, comp=k)
         for o in self.comps_diff.get((k.entity, k.time, k.diff), ()):
-            if o != k:
+            if o != k and self.intro_pairs is None:
                 head = CompEq.of(k.more, k.less, o.more, o.less, k.entity, k.time)
                 yield _edge("5b", (o, k), head)
 
     def _from_compeq(self, q: CompEq) -> Iterator[Hyperedge]:
         yield from self._compeq_elim(q)
 
+    def _moved(self, t: Transfer) -> tuple[str, ...]:
+        """The names whose counts a transfer changes: both sides, or the side it is about."""
+        side = self.sides.get(t)
+        if side == "giver":
+            return t.giver
+        if side == "receiver":
+            return t.receiver
+        return t.giver + t.receiver
+
     def _from_transfer(self, t: Transfer) -> Iterator[Hyperedge]:
+        moved = set(self._moved(t))
         for a in (t.giver, t.receiver):
+            if not set(a) <= moved:
+                continue
             c = self.cont_at.get((a, t.entity, t.time))
             if c is not None:
                 yield self._transfer(c, t)
@@ -255,12 +329,50 @@ class Chart:
         for g in (g for n in c.agent for g in self.groups_of.get(n, ())):
             if g in seen or not set(c.agent) < set(g):
                 continue
+            if self.program.tree_rules and g == self.program.query.agent:
+                if c.time != self.program.query.time:
+                    continue  # the question's total is asked at its time only
             seen.add(g)
             rest = frozenset(g) - frozenset(c.agent)
             for cover in self._covers(rest, c.entity, c.time):
                 parts = (c, *cover)
                 total = sum(p.quantity for p in parts)
                 yield _edge("3", parts, Cont(g, c.entity, total, c.time))
+
+    def _jumps(self, c: Cont) -> Iterator[Hyperedge]:
+        """6, both ways in time: to the nearest earlier and later time that a statement about
+        one of the agent's names and the entity (or the question) talks about, when no
+        transfer of the entity involving the agent lies between."""
+        times = sorted({t for n in c.agent for t in self.needed.get((n, c.entity), ())})
+        later = [t for t in times if c.time < t <= self.horizon]
+        earlier = [t for t in times if t < c.time]
+        moves = [(n, c.entity) for n in c.agent]
+        if later and not any(
+            (n, e, t) in self.moving for n, e in moves for t in range(c.time, later[0])
+        ):
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, later[0]))
+        if earlier and not any(
+            (n, e, t) in self.moving for n, e in moves for t in range(earlier[-1], c.time)
+        ):
+            yield _edge("6", (c,), Cont(c.agent, c.entity, c.quantity, earlier[-1]))
+
+    def _category(self, c: Cont) -> Iterator[Hyperedge]:
+        """3 (across entities): each member's count of its own entity ⇒ the category total.
+
+        Only at the question's time: the total is what the question asks.
+        """
+        if c.time != self.program.query.time:
+            return
+        parts = []
+        for name, entity in self.program.parts:
+            found = self.cont_at.get(((name,), entity, c.time))
+            if found is None:
+                return
+            parts.append(found)
+        q = self.program.query
+        yield _edge(
+            "3", tuple(parts), Cont(q.agent, q.entity, sum(p.quantity for p in parts), c.time)
+        )
 
     def _covers(self, rest: frozenset[str], e: str, t: int) -> Iterator[tuple[Cont, ...]]:
         """Every set of chart conts at (e, t) whose agents partition ``rest``."""

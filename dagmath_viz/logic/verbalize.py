@@ -149,7 +149,8 @@ def verbalize_question(query: Query) -> str:
 
 # --- parsing ---------------------------------------------------------------------------
 
-_NAMES = r"[A-Z][a-z]+(?:(?:, | and )[A-Z][a-z]+)*"
+_NAME = r"[A-Z][a-z]+(?:'s [a-z]+)?"  # possessive agents too: "Ryan's aunt"
+_NAMES = rf"{_NAME}(?:(?:, | and ){_NAME})*"
 _E = r"[a-z]+"
 _HAS = r"(?:has|have)"
 _PRE = r"(?:After round (?P<t>\d+), )?"

@@ -6,7 +6,7 @@ entities and containers are lowercase plural nouns, and the two lists are disjoi
 
 from __future__ import annotations
 
-__all__ = ["CONTAINERS", "ENTITIES", "NAMES"]
+__all__ = ["CONTAINERS", "ENTITIES", "NAMES", "RELATIONS", "TOPICS"]
 
 NAMES = (
     "Aaron Abigail Adam Alice Amara Amelia Andre Anna Arjun Ava Beatrice Ben Bianca Caleb "
@@ -25,3 +25,21 @@ ENTITIES = (
 ).split()
 
 CONTAINERS = "boxes bags baskets crates jars packs trays buckets bowls cartons".split()
+
+#: Relations for possessive agents ("Ryan's aunt"), as the authors' overlap conditions use them.
+RELATIONS = (
+    "aunt uncle son daughter boss assistant neighbor friend cousin teacher roommate partner "
+    "sister brother niece nephew coworker landlord host advisor"
+).split()
+
+#: Entities grouped by topic: the authors draw non-overlapping distractor entities from the
+#: goal's topic ("waffles" and "granola bars" are both snacks).
+TOPICS = (
+    ("apples", "oranges", "pears", "plums", "peaches", "lemons", "cherries"),
+    ("carrots", "potatoes", "onions"),
+    ("cookies", "muffins", "cupcakes", "candies", "eggs"),
+    ("pencils", "crayons", "markers", "books", "stickers", "stamps"),
+    ("marbles", "toys", "puzzles", "balloons", "kites", "cards", "coins"),
+    ("shells", "pebbles", "feathers", "buttons", "beads", "ribbons"),
+    ("candles", "flowers", "tulips", "roses"),
+)

@@ -190,16 +190,28 @@ def wait_for_app(page, timeout_ms: int = 30_000) -> None:
 
 
 def dag_frame(page, index: int = 0, timeout_ms: int = 30_000):
-    """The Frame of the ``index``-th ``st.iframe`` once vis-network has drawn its graph."""
+    """The Frame of the ``index``-th ``st.iframe`` once its graph is drawn: the trajectory view
+    (``#dm-root[data-ready]``, see ``dagmath_viz/assets/trajectory_view.js``) or a
+    vis-network proof graph (globals ``network`` and ``nodes``).
+
+    Both expose ``nodes.get()``, the list of drawn nodes with their data fields.
+    """
     locator = page.locator(IFRAME_SELECTOR).nth(index)
     locator.wait_for(state="attached", timeout=timeout_ms)
     frame = locator.element_handle().content_frame()
     assert frame is not None, "st.iframe has no content frame"
     frame.wait_for_function(
-        "() => typeof network !== 'undefined' && network !== null && nodes !== undefined",
+        """() => (document.querySelector('#dm-root[data-ready="1"]') !== null)
+                 || (typeof network !== 'undefined' && network !== null
+                     && typeof nodes !== 'undefined')""",
         timeout=timeout_ms,
     )
     return frame
+
+
+def is_trajectory_view(frame) -> bool:
+    """True for the trajectory view, False for a vis-network drawing."""
+    return frame.evaluate("() => document.getElementById('dm-root') !== null")
 
 
 def save_screenshot(page, name: str, *, full_page: bool = True) -> Path:
@@ -211,19 +223,29 @@ def save_screenshot(page, name: str, *, full_page: bool = True) -> Path:
 
 
 def node_points(page, frame, index: int = 0) -> dict[int, tuple[float, float]]:
-    """Page coordinates (CSS px) of every node's centre in the ``index``-th iframe."""
-    local = frame.evaluate(
-        """() => {
-            const box = document.getElementById('mynetwork').getBoundingClientRect();
-            const out = {};
-            const pos = network.getPositions();
-            for (const id of Object.keys(pos)) {
-                const p = network.canvasToDOM(pos[id]);
-                out[id] = [p.x + box.left, p.y + box.top];
-            }
-            return out;
-        }"""
-    )
+    """Page coordinates (CSS px) of every drawn node's centre in the ``index``-th iframe."""
+    if is_trajectory_view(frame):
+        local = frame.evaluate(
+            """() => { const out = {};
+                for (const g of document.querySelectorAll('#dm-graph .dm-node')) {
+                    const r = g.querySelector('rect').getBoundingClientRect();
+                    out[g.dataset.id] = [r.left + r.width / 2, r.top + r.height / 2];
+                }
+                return out; }"""
+        )
+    else:
+        local = frame.evaluate(
+            """() => {
+                const box = document.getElementById('mynetwork').getBoundingClientRect();
+                const out = {};
+                const pos = network.getPositions();
+                for (const id of Object.keys(pos)) {
+                    const p = network.canvasToDOM(pos[id]);
+                    out[id] = [p.x + box.left, p.y + box.top];
+                }
+                return out;
+            }"""
+        )
     iframe_box = page.locator(IFRAME_SELECTOR).nth(index).bounding_box()
     assert iframe_box is not None, "iframe is not visible"
     return {int(k): (iframe_box["x"] + x, iframe_box["y"] + y) for k, (x, y) in local.items()}
@@ -232,24 +254,27 @@ def node_points(page, frame, index: int = 0) -> dict[int, tuple[float, float]]:
 def hover_node(
     page, frame, point: tuple[float, float], expect: str = "", timeout_ms: int = 3_000
 ) -> str:
-    """Move the mouse onto a node and return the text of vis-network's tooltip once it is
-    visible and starts with ``expect`` (so a previous node's tooltip is not read).
+    """Move the mouse onto a node and return the text of its tooltip once it is visible and
+    starts with ``expect`` (so a previous node's tooltip is not read).
 
-    Also checks the tooltip holds text only (``innerText`` makes ``<br>`` of newlines).
+    Also checks the tooltip holds text only (no element inside it but line breaks).
     """
+    tip = "#dm-tip" if is_trajectory_view(frame) else "div.vis-tooltip"
     page.mouse.move(point[0] + 40, point[1] + 40)
     page.mouse.move(point[0], point[1], steps=4)
     frame.wait_for_function(
-        """(expect) => { const t = document.querySelector('div.vis-tooltip');
-                   return t && t.style.visibility === 'visible' && t.innerText.length > 0
-                          && t.innerText.startsWith(expect); }""",
-        arg=expect,
+        """([sel, expect]) => { const t = document.querySelector(sel);
+                   const shown = t && getComputedStyle(t).display !== 'none'
+                                 && getComputedStyle(t).visibility !== 'hidden';
+                   return shown && t.innerText.length > 0 && t.innerText.startsWith(expect); }""",
+        arg=[tip, expect],
         timeout=timeout_ms,
     )
     return frame.evaluate(
-        """() => { const t = document.querySelector('div.vis-tooltip');
+        """(sel) => { const t = document.querySelector(sel);
                    const tags = [...t.querySelectorAll('*')].map(e => e.tagName)
                                  .filter(tag => tag !== 'BR');
                    if (tags.length) { throw new Error('tooltip holds elements: ' + tags); }
-                   return t.innerText; }"""
+                   return t.innerText; }""",
+        tip,
     )

@@ -1,13 +1,12 @@
 """The real app in headless Chromium: every page, the DAG's contents, hostile text, offline.
 
-Screenshots of every page land in artifacts/screenshots/ (the README's Trajectory picture is
-copied from there by the test, see ``test_every_page_renders_clean``).
+Screenshots of every page land in artifacts/screenshots/ (gitignored). The README's picture is
+refreshed only on request: ``python tests/app/refresh_readme_picture.py``.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -32,9 +31,8 @@ HOSTILE = [
     "costs $5 and $",
     f"[click](javascript:{PWN}) ![i](x)",
 ]
-README_SHOT = REPO_ROOT / "docs" / "trajectory.png"
-# An imperfect simulated trajectory with two dead ends: a readable README picture.
-README_QUERY = "?model=sim-focus-1.6&dataset=arith-word&problem=101&sample=0"
+# An imperfect simulated trajectory with two dead ends.
+README_QUERY = "?model=sim-focus-2.4-aversion-1&dataset=arith-word&problem=110&sample=1"
 
 
 def _hostile(i: int) -> str:
@@ -91,13 +89,8 @@ def test_every_page_renders_clean(app_page, page_events, app_url):
         if name == "trajectory":
             frame = dag_frame(app_page)
             assert frame.evaluate("() => nodes.get().length") > 0
-            app_page.set_viewport_size({"width": 1400, "height": 1400})  # the whole graph
-            app_page.wait_for_timeout(1000)
-            README_SHOT.parent.mkdir(exist_ok=True)
-            shutil.copy(
-                save_screenshot(app_page, "trajectory_readme", full_page=False), README_SHOT
-            )
-            app_page.set_viewport_size({"width": 1400, "height": 1000})
+            app_page.locator("iframe[data-testid=stIFrame]").scroll_into_view_if_needed()
+            save_screenshot(app_page, "trajectory_view", full_page=False)
     # Streamlit probes /<page>/_stcore/... before falling back to /_stcore/...; those 404s
     # are its own and harmless, every other console error counts.
     page_events.console_errors = [

@@ -132,7 +132,7 @@ HOSTILE_TRAJECTORIES = [
     pytest.param(HOSTILE_MODEL, HOSTILE_DATASET, f'33<img src=x onerror="{PWN}">', 4,
                  f"<script>{PWN}</script>", id="model-output-fields"),
     pytest.param("gold", HOSTILE_DATASET, f"33g[click](javascript:{PWN}) ![i](x)", 2,
-                 f'<a h\u200bref="javascript:{PWN}">h\u200bref</a>', id="gold-fields"),
+                 f'<a href="javascript:{PWN}">href</a>', id="gold-fields"),
     pytest.param(HOSTILE_MODEL, HOSTILE_DATASET, "33i", 3, "Step [s](javascript:",
                  id="markup-step-id"),
     pytest.param(HOSTILE_MODEL_DIR, HOSTILE_DATASET_DIR, "48", 4, "xy = 6",

@@ -59,7 +59,7 @@ def test_hostile_trajectory_draws_safely(app_page, page_events, streamlit_server
 
     # Layered top-down: every well-formed edge points down the page.
     points = node_points(app_page, frame)
-    for e in frame.evaluate("() => edges.get().filter(e => !e.dashes)"):
+    for e in frame.evaluate("() => edges.get().filter(e => !e.bad)"):
         assert points[e["to"]][1] > points[e["from"]][1] + 20, e
 
     # Hover every node: the tooltip shows the hostile text as text, nothing runs.
@@ -72,9 +72,11 @@ def test_hostile_trajectory_draws_safely(app_page, page_events, streamlit_server
     assert "<img src=x onerror=window.top.__pwned=1" in first
     assert "<script>window.top.__pwned=1" in first
     assert "</script><script>" in hover_node(app_page, frame, points[1], "Step 2\n")
+    assert "el.innerHTML = y" in hover_node(app_page, frame, points[4], "Step 5\n")
 
     assert _pwned(app_page, frame) == [None, None]
-    assert frame.evaluate("() => document.querySelectorAll('img, svg, iframe, a').length") == 0
+    assert frame.evaluate("() => document.querySelectorAll('img, iframe, a, object').length") == 0
+    assert frame.evaluate("() => document.querySelectorAll('svg').length") == 1  # the graph
     assert frame.evaluate("() => document.getElementById('dagmath-legend').innerText").startswith(
         "Given"
     )

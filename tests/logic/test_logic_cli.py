@@ -89,8 +89,8 @@ def test_generation_is_reproducible(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "cannot read"),
-        ("{not json\n", "line 1: not JSON"),
+        (None, "in.jsonl: no such file or folder"),
+        ("{not json\n", "line 1, column 2: invalid JSON"),
         ('{"problem_id": 1, "axioms": []}\n', "record 1: problem 1: axioms"),
     ],
 )

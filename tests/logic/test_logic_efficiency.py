@@ -21,19 +21,25 @@ from dagmath_viz.logic import (
 @pytest.mark.parametrize(
     ("proof", "shortest", "axioms", "expected"),
     [
-        # 4 distinct theorems (d twice), 3 in the shortest proof; non-axiom: {c} of {c, d}
-        ("abcdd", "abc", "ab", (3 / 4, 1 / 2)),
+        # P = {a,b,c,d} (d twice), S = {a,b,c}: 3/4; non-axiom {c} of {c,d}; recall 3/3
+        ("abcdd", "abc", "ab", (3 / 4, 1 / 2, 1.0, False)),
         # the shortest proof itself
-        ("abc", "abc", "ab", (1.0, 1.0)),
+        ("abc", "abc", "ab", (1.0, 1.0, 1.0, True)),
         # nothing written
-        ("", "abc", "ab", (0.0, 0.0)),
+        ("", "abc", "ab", (0.0, 0.0, 0.0, False)),
         # only axioms on both sides: the non-axiom variant has nothing to charge
-        ("ab", "a", "ab", (1 / 2, 1.0)),
+        ("ab", "a", "ab", (1 / 2, 1.0, 1.0, False)),
+        # a detour that skips a shortest-proof step: P = {a,x,c}, S = {a,b,c}: 2/3, recall 2/3;
+        # non-axiom: {c} of {x,c} (the old |S|/|P| gave 3/3 = 1 here)
+        ("axc", "abc", "a", (2 / 3, 1 / 2, 2 / 3, False)),
+        # a bare goal: |S|/|P| was 3; precision is 1 (all it says is right), recall 1/3
+        ("c", "abc", "ab", (1.0, 1.0, 1 / 3, False)),
     ],
 )
 def test_efficiency(proof, shortest, axioms, expected):
     e = efficiency(list(proof), list(shortest), list(axioms))
-    assert (e.efficiency, e.efficiency_non_axiom) == pytest.approx(expected)
+    assert (e.efficiency, e.efficiency_non_axiom, e.recall) == pytest.approx(expected[:3])
+    assert e.exact_match is expected[3]
 
 
 @pytest.mark.parametrize(
@@ -91,6 +97,8 @@ def test_efficiency_table_groups_and_orders():
         "accuracy",
         "efficiency",
         "efficiency_non_axiom",
+        "recall",
+        "exact_match",
     ]
     assert list(zip(t.strategy, t.overlap, t.control, strict=True)) == [
         ("shortest", "none", False),
@@ -99,7 +107,10 @@ def test_efficiency_table_groups_and_orders():
         ("dfs", "none", True),
     ]
     dfs = t.iloc[1]
-    assert (dfs.n, dfs.accuracy, dfs.efficiency, dfs.efficiency_non_axiom) == (2, 0.5, 0.75, 0.25)
+    # efficiency is scored on correct answers (DEFINITIONS.md §6): the wrong dfs proof counts
+    # in n and accuracy only, so the means are those of the one correct proof (0.5, 0.5)
+    assert (dfs.n, dfs.accuracy, dfs.efficiency, dfs.efficiency_non_axiom) == (2, 0.5, 0.5, 0.5)
+    assert math.isnan(dfs.recall)  # no record carries recall
 
 
 def test_efficiency_table_empty_and_bad():
@@ -112,3 +123,30 @@ def test_efficiency_table_empty_and_bad():
 def test_format_table_shows_percent():
     text = format_table(efficiency_table([_rec("dfs", True, 0.5, math.nan)]))
     assert "100.0" in text and "50.0" in text and "—" in text
+
+
+def test_model_proofs_beside_the_strategies():
+    from dagmath_viz.logic import model_proof_summary
+
+    strategies = [
+        {"strategy": "dfs", "correct": True, "efficiency": 0.5, "recall": 1.0,
+         "exact_match": False},
+        {"strategy": "dfs", "correct": True, "efficiency": 0.7, "recall": 1.0,
+         "exact_match": False},
+        {"strategy": "shortest", "correct": True, "efficiency": 1.0, "recall": 1.0,
+         "exact_match": True},
+    ]  # fmt: skip
+    scored = [
+        {"model": "m", "correct": True, "efficiency": 0.8, "recall": 0.5, "exact_match": False},
+        # a wrong answer: counted in accuracy, not in the rates
+        {"model": "m", "correct": False, "efficiency": None, "recall": None},
+        {"id": 3, "error": "cannot read sentence 1"},
+    ]
+    t = model_proof_summary(strategies, scored)
+    assert list(t["reasoner"]) == ["shortest", "dfs", "m"]
+    assert list(t["kind"]) == ["strategy", "strategy", "model"]
+    dfs, m = t.iloc[1], t.iloc[2]
+    assert dfs["n"] == 2 and dfs["efficiency"] == pytest.approx(0.6)
+    assert m["n"] == 2 and m["accuracy"] == 0.5
+    assert m["efficiency"] == pytest.approx(0.8) and m["recall"] == pytest.approx(0.5)
+    assert t.iloc[0]["exact_match"] == 1.0 and m["exact_match"] == 0.0

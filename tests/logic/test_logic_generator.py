@@ -127,3 +127,70 @@ def test_sentences_follow_time():
 def test_unknown_options_are_refused(irrelevant, overlap):
     with pytest.raises(ValueError):
         generate_problem(0, 0, irrelevant, overlap)
+
+
+# --- paired overlap conditions -----------------------------------------------------------
+
+
+def _shape(x):
+    """An axiom with its names and entities blanked: what may not change between conditions."""
+    from dagmath_viz.logic import atom_to_dict
+
+    d = atom_to_dict(x)
+    return tuple(
+        (k, None if isinstance(v, list) or k in ("entity", "container") else v)
+        for k, v in sorted(d.items())
+    )
+
+
+@pytest.mark.parametrize("irrelevant", ["axiom", "tree", "trees"])
+@pytest.mark.parametrize("pid", [0, 1, 2])
+def test_paired_conditions_differ_only_in_names_and_entities(irrelevant, pid):
+    from dagmath_viz.logic.generator import generate_paired
+    from dagmath_viz.logic.program import names_of
+
+    ps = generate_paired(7, pid, irrelevant)
+    assert set(ps) == {"none", "entity", "agent", "both"}
+    none = ps["none"]
+    goal = none.proof.goal
+    g = goal.agent[0]
+    for overlap, p in ps.items():
+        assert p.overlap == overlap
+        assert p.answer == none.answer and p.proof.signature == none.proof.signature
+        assert len(p.program.axioms) == len(none.program.axioms)
+        assert p.relevant == none.relevant
+        for x, y, rel in zip(p.program.axioms, none.program.axioms, p.relevant, strict=True):
+            assert _shape(x) == _shape(y)  # same predicate, numbers and times
+            if rel:
+                assert x == y  # the goal's own axioms are untouched
+        irrelevant_axioms = [x for x, r in zip(p.program.axioms, p.relevant, strict=True) if not r]
+        assert irrelevant_axioms
+        # the paper's distractor types: counts, comparisons and transfers only
+        assert {x.pred for x in irrelevant_axioms} <= {"cont", "comp", "transfer"}
+        if irrelevant == "axiom":
+            assert len(irrelevant_axioms) == 1
+        mentions_goal = [
+            any(n == g or n.startswith(f"{g}'s ") for n in names_of(x)) for x in irrelevant_axioms
+        ]
+        uses_entity = any(x.entity == goal.entity for x in irrelevant_axioms)
+        if overlap == "none":
+            assert not any(mentions_goal) and not uses_entity
+            # the authors' non-overlapping entities share the goal's topic (when it has room)
+            from dagmath_viz.logic.vocab import TOPICS
+
+            topic = next(t for t in TOPICS if goal.entity in t)
+            if len(topic) - 1 >= 3:
+                assert all(x.entity in topic for x in irrelevant_axioms)
+        if overlap == "entity":
+            assert not any(mentions_goal) and uses_entity
+        if overlap == "agent":
+            assert all(mentions_goal) and not uses_entity
+        if overlap == "both":
+            # possessives only ("Ryan's aunt"), and the goal's entity
+            assert all(all(n.startswith(f"{g}'s ") for n in names_of(x)) for x in irrelevant_axioms)
+            assert uses_entity
+    # possessive agents survive the verbalizer and its parser
+    from dagmath_viz.logic import parse_proof
+
+    for p in ps.values():
+        assert set(parse_proof(" ".join(p.sentences)).theorems) == set(p.program.axioms)

@@ -112,7 +112,30 @@ def test_jsonl_round_trip_and_errors(tmp_path):
     with pytest.raises(InputError, match="line 3: expected a JSON object"):
         read_jsonl(path)
     path.write_text("{oops\n")
-    with pytest.raises(InputError, match="line 1: not JSON"):
+    with pytest.raises(InputError, match="line 1, column 2: invalid JSON"):
         read_jsonl(path)
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="no such file or folder"):
         read_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_distance_to_the_efficient_reference(eli_record):
+    from dagmath_viz.logic import solve_record
+
+    # Eli: the shortest proof's one non-axiom theorem is Eli 8; every strategy states it alone
+    # among its non-axioms (BFS adds only the axiom Sam 4), so the distance is 0
+    for strategy in ("shortest", "bfs", "dfs"):
+        assert solve_record(eli_record, strategy)["distance_efficient"] == 0.0
+
+
+def test_distance_to_the_efficient_reference_on_a_detour():
+    from dagmath_viz.logic import generate_problem, problem_to_record, solve_record
+
+    rec = problem_to_record(generate_problem(1, 0, "trees", "none"))
+    assert solve_record(rec, "shortest")["distance_efficient"] == 0.0
+    bfs = solve_record(rec, "bfs")
+    axioms = {str(a) for a in rec["axioms"]}
+    n_mine = sum(1 for t in bfs["theorems"] if str(t["theorem"]) not in axioms)
+    n_ref = sum(1 for s in rec["shortest_proof"] if s["premises"] is not None)
+    assert n_mine > n_ref  # BFS detours through the distractor trees
+    # an edit script needs at least n_mine - n_ref deletions
+    assert bfs["distance_efficient"] >= (n_mine - n_ref) / n_mine

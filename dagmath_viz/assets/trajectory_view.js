@@ -1,0 +1,400 @@
+// The trajectory view of dagmath_viz.render: draws the positions and edge paths computed in
+// Python (dagmath_viz/layout.py) as SVG, and links the graph with the step list.
+// Model text is untrusted: it reaches the page through textContent only.
+(function () {
+  "use strict";
+  const SVGNS = "http:\/\/www.w3.org/2000/svg";
+  const M = 14; // margin around the drawing, layout px
+  const data = JSON.parse(document.getElementById("dm-data").textContent);
+  const view = data.view;
+  const nodes = data.nodes;
+  const edges = data.edges;
+  const root = document.getElementById("dm-root");
+  const pane = document.getElementById("dm-graph");
+  const strip = document.getElementById("dm-overview");
+  const list = document.getElementById("dm-steps");
+  const bar = document.getElementById("dm-bar");
+  const tip = document.getElementById("dm-tip");
+
+  const children = nodes.map(() => []);
+  const parentsOf = nodes.map(() => []);
+  for (const e of edges) {
+    if (!e.bad) { children[e.from].push(e.to); parentsOf[e.to].push(e.from); }
+  }
+  const answerPath = new Set(data.answer_path);
+  const deadEnds = nodes.filter((n) => n.kind === "dead_end").map((n) => n.id);
+
+  const state = {
+    layout: view.layout, scale: 1, selected: null,
+    pathOnly: false, prune: false, focus: false,
+  };
+  let svg = null, nodeEls = [], edgeEls = [], stepEls = [], chipEls = {};
+
+  function el(tag, attrs, text) {
+    const e = tag.startsWith("svg:") ? document.createElementNS(SVGNS, tag.slice(4))
+      : document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function lay() { return data.layouts[state.layout + (state.prune ? "_pruned" : "")]; }
+
+  // -- drawing ------------------------------------------------------------------------------
+  function snippet(node, box) {
+    if (!node.text) return "";
+    const room = Math.floor((box[2] - 14 - 9 * node.label.length) / 7);
+    const line = node.text.replace(/\s+/g, " ").trim();
+    return line.length > room ? line.slice(0, Math.max(room - 1, 0)) + "…" : line;
+  }
+
+  function draw() {
+    const L = lay();
+    if (svg) svg.remove();
+    svg = el("svg:svg", {role: "img", "aria-label": "step graph"});
+    const defs = el("svg:defs");
+    for (const [id, colour] of [["a", "#9a9a9a"], ["b", "#d62728"], ["h", "#1565c0"]]) {
+      const m = el("svg:marker", {id: "dm-arrow-" + id, viewBox: "0 0 10 10", refX: "9",
+        refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse"});
+      m.appendChild(el("svg:path", {d: "M0,0 L10,5 L0,10 z", fill: colour}));
+      defs.appendChild(m);
+    }
+    svg.appendChild(defs);
+    const gEdges = el("svg:g"), gNodes = el("svg:g");
+    svg.appendChild(gEdges); svg.appendChild(gNodes);
+    edgeEls = edges.map((e, i) => {
+      const d = L.paths[i];
+      if (d === null) return null;
+      const p = el("svg:path", {d: d, class: "dm-edge" + (e.bad ? " bad" : ""),
+        "marker-end": "url(#dm-arrow-" + (e.bad ? "b" : "a") + ")"});
+      p.dataset.from = e.from; p.dataset.to = e.to;
+      const what = nodes[e.from].label + " → " + nodes[e.to].label + (e.title ? "\n" + e.title : "");
+      p.addEventListener("mousemove", (ev) => showTip(what, ev));
+      p.addEventListener("mouseleave", hideTip);
+      gEdges.appendChild(p);
+      return p;
+    });
+    const reading = L.kind === "reading";
+    nodeEls = nodes.map((n, i) => {
+      const b = L.boxes[i];
+      if (b === null) return null;
+      const [fill, stroke] = data.colors[n.kind];
+      const g = el("svg:g", {class: "dm-node k-" + n.kind, "data-id": String(n.id)});
+      const r = el("svg:rect", {x: b[0], y: b[1], width: b[2], height: b[3], rx: 4,
+        fill: fill, stroke: n.fault ? "#d62728" : stroke,
+        "stroke-width": n.fault ? 3.5 : (n.kind.startsWith("final") ? 2.5 : 1.2)});
+      if (n.kind === "missing") r.setAttribute("stroke-dasharray", "4 3");
+      g.appendChild(r);
+      const t = el("svg:text", {y: b[1] + b[3] / 2, "dominant-baseline": "central"});
+      if (reading) {
+        t.setAttribute("x", b[0] + 6);
+        t.appendChild(el("svg:tspan", {"font-weight": "bold"}, n.label));
+        t.appendChild(el("svg:tspan", {class: "dm-snip", dx: "7"}, snippet(n, b)));
+      } else {
+        t.setAttribute("x", b[0] + b[2] / 2);
+        t.setAttribute("text-anchor", "middle");
+        t.textContent = n.label;
+      }
+      g.appendChild(t);
+      g.addEventListener("click", (ev) => { ev.stopPropagation(); select(n.id, {list: true}); });
+      g.addEventListener("mousemove", (ev) => showTip(n.title, ev));
+      g.addEventListener("mouseleave", hideTip);
+      gNodes.appendChild(g);
+      return g;
+    });
+    pane.appendChild(svg);
+    root.dataset.layout = state.layout;
+    root.dataset.drawn = String(nodeEls.filter((x) => x).length);
+    setScale(state.scale);
+    drawStrip();
+    restyle();
+  }
+
+  function setScale(s, keepCentre) {
+    const L = lay();
+    const cx = (pane.scrollLeft + pane.clientWidth / 2) / state.scale;
+    const cy = (pane.scrollTop + pane.clientHeight / 2) / state.scale;
+    state.scale = Math.min(Math.max(s, 0.02), 4);
+    const w = L.width + 2 * M, h = L.height + 2 * M;
+    svg.setAttribute("viewBox", -M + " " + -M + " " + w + " " + h);
+    svg.setAttribute("width", w * state.scale);
+    svg.setAttribute("height", h * state.scale);
+    if (keepCentre) {
+      pane.scrollLeft = cx * state.scale - pane.clientWidth / 2;
+      pane.scrollTop = cy * state.scale - pane.clientHeight / 2;
+    }
+    // The overview strip only helps when the drawing is taller than its pane.
+    const tall = h * state.scale > pane.clientHeight + 1;
+    if (strip.classList.contains("dm-off") === tall) {
+      strip.classList.toggle("dm-off", !tall);
+      drawStrip();
+    }
+    zoomLabel.textContent = Math.round(state.scale * 100) + " %";
+    root.dataset.scale = state.scale.toFixed(3);
+    updateViewMark();
+  }
+  function fitScale() {
+    const L = lay();
+    return Math.min(pane.clientWidth / (L.width + 2 * M), pane.clientHeight / (L.height + 2 * M));
+  }
+  function initialScale() {
+    if (view.scale) return view.scale;
+    if (lay().kind === "reading") return Math.min(1, Math.max(fitWidth(), 0.85));
+    return Math.min(1.25, Math.max(fitScale(), 0.8));
+  }
+  function fitWidth() { return pane.clientWidth / (lay().width + 2 * M); }
+
+  // -- overview strip: every dead end (and the final step, faults, the selection) as a mark --
+  function drawStrip() {
+    while (strip.firstChild) strip.removeChild(strip.firstChild);
+    const L = lay(), H = strip.clientHeight, total = L.height + 2 * M;
+    const marks = [];
+    nodes.forEach((n, i) => {
+      const b = L.boxes[i];
+      if (b === null) return;
+      let colour = null;
+      if (n.kind === "dead_end") colour = "#f28e2b";
+      else if (n.kind.startsWith("final")) colour = data.colors[n.kind][0];
+      else if (n.fault || n.kind === "missing") colour = "#d62728";
+      if (i === state.selected) colour = "#1565c0";
+      if (!colour) return;
+      const m = el("div", {class: "dm-mark", title: n.label});
+      m.style.top = ((b[1] + b[3] / 2 + M) / total * H - 1) + "px";
+      m.style.background = colour;
+      m.dataset.id = n.id;
+      strip.appendChild(m);
+      marks.push(m);
+    });
+    viewMark = el("div", {class: "dm-view"});
+    strip.appendChild(viewMark);
+    updateViewMark();
+  }
+  let viewMark = null;
+  function updateViewMark() {
+    if (!viewMark || !svg) return;
+    const H = strip.clientHeight, full = parseFloat(svg.getAttribute("height")) || 1;
+    viewMark.style.top = (pane.scrollTop / full * H) + "px";
+    viewMark.style.height = Math.max(Math.min(pane.clientHeight / full, 1) * H, 4) + "px";
+  }
+  strip.addEventListener("click", (ev) => {
+    const id = ev.target.dataset && ev.target.dataset.id;
+    if (id !== undefined) { select(Number(id), {centre: true, list: true}); return; }
+    const f = (ev.clientY - strip.getBoundingClientRect().top) / strip.clientHeight;
+    pane.scrollTop = f * parseFloat(svg.getAttribute("height")) - pane.clientHeight / 2;
+  });
+  pane.addEventListener("scroll", updateViewMark);
+
+  // -- emphasis: selection, focus, path to the answer ------------------------------------------
+  function closure(start, next) {
+    const seen = new Set(), stack = [start];
+    while (stack.length) {
+      for (const v of next[stack.pop()]) if (!seen.has(v)) { seen.add(v); stack.push(v); }
+    }
+    return seen;
+  }
+  function restyle() {
+    let lit = null, litEdge = null;
+    if (state.focus && state.selected !== null) {
+      const up = closure(state.selected, parentsOf), down = closure(state.selected, children);
+      lit = new Set([...up, ...down, state.selected]);
+      litEdge = (e) => !e.bad && ((up.has(e.from) && (up.has(e.to) || e.to === state.selected))
+        || ((down.has(e.to)) && (down.has(e.from) || e.from === state.selected)));
+    } else if (state.pathOnly) {
+      lit = answerPath;
+      litEdge = (e) => !e.bad && answerPath.has(e.from) && answerPath.has(e.to);
+    }
+    nodeEls.forEach((g, i) => {
+      if (!g) return;
+      g.classList.toggle("dm-dim", lit !== null && !lit.has(i));
+      g.classList.toggle("sel", i === state.selected);
+    });
+    edgeEls.forEach((p, i) => {
+      if (!p) return;
+      const e = edges[i];
+      const hl = litEdge ? litEdge(e) : (state.selected !== null
+        && (e.from === state.selected || e.to === state.selected));
+      p.classList.toggle("hl", hl);
+      p.classList.toggle("dm-dim", lit !== null && !hl);
+      p.setAttribute("marker-end", "url(#dm-arrow-" + (hl ? "h" : e.bad ? "b" : "a") + ")");
+    });
+    stepEls.forEach((s, i) => {
+      if (!s) return;
+      s.classList.toggle("sel", i === state.selected);
+      s.classList.toggle("dm-dim", lit !== null && !lit.has(i));
+    });
+    for (const id in chipEls) chipEls[id].classList.toggle("sel", Number(id) === state.selected);
+    root.dataset.selected = state.selected === null ? "" : String(state.selected);
+  }
+
+  function centreOn(id) {
+    const b = lay().boxes[id];
+    if (!b) return;
+    pane.scrollLeft = (b[0] + b[2] / 2 + M) * state.scale - pane.clientWidth / 2;
+    pane.scrollTop = (b[1] + b[3] / 2 + M) * state.scale - pane.clientHeight / 2;
+  }
+  function showStep(id) {
+    const s = stepEls[id];
+    if (!s) return;
+    // Scroll the list only (scrollIntoView would scroll the app page around the frame too).
+    const top = s.getBoundingClientRect().top - list.getBoundingClientRect().top;
+    list.scrollTop += top - Math.min(list.clientHeight / 4, 80);
+  }
+  function select(id, opts) {
+    state.selected = id;
+    if (state.prune && lay().boxes[id] === null) { state.prune = false; syncToggles(); draw(); }
+    restyle();
+    drawStrip();
+    if (opts && opts.centre) centreOn(id);
+    if (opts && opts.list) showStep(id);
+  }
+
+  // -- tooltip ------------------------------------------------------------------------------
+  function showTip(text, ev) {
+    tip.textContent = text;
+    tip.style.display = "block";
+    const x = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 4);
+    const y = ev.clientY + 16 + tip.offsetHeight > window.innerHeight
+      ? Math.max(ev.clientY - tip.offsetHeight - 10, 0) : ev.clientY + 16;
+    tip.style.left = Math.max(x, 0) + "px";
+    tip.style.top = y + "px";
+  }
+  function hideTip() { tip.style.display = "none"; }
+
+  // -- toolbar ------------------------------------------------------------------------------
+  function button(label, title, onclick, cls) {
+    const b = el("button", {type: "button", title: title}, label);
+    if (cls) b.className = cls;
+    b.addEventListener("click", onclick);
+    bar.appendChild(b);
+    return b;
+  }
+  function toggle(label, key, title) {
+    const l = el("label", {title: title});
+    const c = el("input", {type: "checkbox", "data-key": key});
+    c.addEventListener("change", () => {
+      state[key] = c.checked;
+      if (key === "prune") { draw(); if (state.selected !== null) centreOn(state.selected); }
+      else restyle();
+    });
+    l.appendChild(c); l.appendChild(document.createTextNode(" " + label));
+    bar.appendChild(l);
+    return c;
+  }
+  function sep() { bar.appendChild(el("span", {class: "dm-sep"})); }
+  button("−", "Zoom out", () => setScale(state.scale / 1.25, true)).dataset.act = "zoom-out";
+  const zoomLabel = el("span", {class: "dm-zoom"});
+  bar.appendChild(zoomLabel);
+  button("+", "Zoom in", () => setScale(state.scale * 1.25, true)).dataset.act = "zoom-in";
+  button("Fit", "Show the whole graph", () => setScale(fitScale(), false)).dataset.act = "fit";
+  button("100 %", "Actual size", () => setScale(1, true)).dataset.act = "actual";
+  const layoutButtons = {};
+  if (data.layouts.layered) {
+    sep();
+    for (const [key, label] of [["layered", "Layers"], ["reading", "Reading order"]]) {
+      layoutButtons[key] = button(label, "Layout: " + label, () => {
+        state.layout = key;
+        for (const k in layoutButtons) layoutButtons[k].setAttribute("aria-pressed", k === key);
+        draw();
+        setScale(initialScale(), false);
+        if (state.selected !== null) centreOn(state.selected);
+      });
+      layoutButtons[key].dataset.act = "layout-" + key;
+      layoutButtons[key].setAttribute("aria-pressed", key === state.layout);
+    }
+  }
+  sep();
+  const toggles = {
+    pathOnly: toggle("Path to the answer", "pathOnly",
+      "Fade every step the final step does not depend on"),
+    prune: toggle("Hide dead-end branches", "prune",
+      "Leave out every step the final step does not depend on"),
+    focus: toggle("Focus on selected", "focus",
+      "Highlight the selected step's ancestors and descendants"),
+  };
+  function syncToggles() { for (const k in toggles) toggles[k].checked = state[k]; }
+  const dead = el("div", {id: "dm-dead"});
+  dead.appendChild(el("span", {}, "Dead ends (" + deadEnds.length + ")" +
+    (deadEnds.length ? ":" : "")));
+  for (const id of deadEnds) {
+    const c = el("button", {type: "button", class: "dm-chip", title: nodes[id].title},
+      nodes[id].label);
+    c.addEventListener("click", () => select(id, {centre: true, list: true}));
+    chipEls[id] = c;
+    dead.appendChild(c);
+  }
+  bar.appendChild(dead);
+
+  // -- step list ----------------------------------------------------------------------------
+  const BADGE = {dead_end: "dead end", final_correct: "final · correct",
+    final_incorrect: "final · incorrect", final: "final"};
+  function buildList() {
+    if (!view.show_steps) { list.classList.add("dm-off"); return; }
+    list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · text as written " +
+      "(LaTeX source) · click a step to find it in the graph"));
+    stepEls = nodes.map((n) => {
+      if (n.position < 0) return null;
+      const s = el("div", {class: "dm-step k-" + n.kind, role: "listitem",
+        "data-id": String(n.id)});
+      const head = el("div", {class: "dm-sh"});
+      head.appendChild(el("b", {}, n.label));
+      head.appendChild(document.createTextNode("← " + (n.parents.length
+        ? n.parents.map((p) => "S" + p).join(", ") : "given")));
+      if (BADGE[n.kind]) head.appendChild(el("span", {class: "dm-badge b-" + n.kind},
+        BADGE[n.kind]));
+      if (n.fault) head.appendChild(el("span", {class: "dm-badge b-fault"}, "fault"));
+      for (const t of n.tags) head.appendChild(el("span", {class: "dm-badge b-tag"}, t));
+      s.appendChild(head);
+      s.appendChild(el("div", {class: "dm-text"}, n.text));
+      for (const f of n.faults) s.appendChild(el("div", {class: "dm-fault"}, "fault: " + f));
+      if (n.why) {
+        const d = el("details");
+        d.appendChild(el("summary", {}, "why"));
+        d.appendChild(el("div", {}, n.why));
+        s.appendChild(d);
+      }
+      s.addEventListener("click", (ev) => {
+        if (ev.target.closest("details")) return;
+        select(n.id, {centre: true});
+      });
+      list.appendChild(s);
+      return s;
+    });
+  }
+
+  // Drag the background to pan.
+  let drag = null;
+  pane.addEventListener("mousedown", (ev) => {
+    if (ev.button !== 0 || ev.target.closest(".dm-node")) return;
+    drag = {x: ev.clientX, y: ev.clientY, l: pane.scrollLeft, t: pane.scrollTop};
+    pane.classList.add("dm-dragging");
+  });
+  window.addEventListener("mousemove", (ev) => {
+    if (!drag) return;
+    pane.scrollLeft = drag.l - (ev.clientX - drag.x);
+    pane.scrollTop = drag.t - (ev.clientY - drag.y);
+  });
+  window.addEventListener("mouseup", () => { drag = null; pane.classList.remove("dm-dragging"); });
+
+  buildList();
+  draw();
+  setScale(initialScale(), false);
+  if (view.selected !== null && view.selected !== undefined) {
+    select(view.selected, {centre: true, list: true});
+    // A step= link points at this view: bring it into the app's window (same origin).
+    try {
+      if (window.frameElement) window.frameElement.scrollIntoView({block: "start"});
+    } catch (err) { /* not embedded, or another origin: nothing to scroll */ }
+  }
+  window.addEventListener("resize", () => { drawStrip(); updateViewMark(); });
+
+  // For tests and for the page: what was drawn, and the same actions as the buttons.
+  window.dagmath = {
+    data: data, state: state, select: select, setScale: setScale, fitScale: fitScale,
+    layout: () => lay(),
+    nodeElement: (id) => nodeEls[id] || null,
+    stepElement: (id) => stepEls[id] || null,
+  };
+  // The names earlier vis-network views exposed (tests read the drawn nodes through them).
+  window.nodes = {get: () => nodes.slice()};
+  window.edges = {get: () => edges.slice()};
+  root.dataset.ready = "1";
+})();

@@ -1,0 +1,304 @@
+"""The one module that reads and writes the project's JSON and JSONL files.
+
+Every reader in the package comes through here, so every command treats a file the same
+way: a UTF-8 byte-order mark is skipped; nesting deeper than orjson's limit (1,024 levels)
+is refused, not a crash; a parse error is one line naming the line and column (invalid
+UTF-8 names the byte and where it is); a missing file is "no such file or folder".
+
+Messages from :func:`parse` and :func:`documents` carry the place, not the file (callers
+add it: loading reports ``<file>: file: line N, column C: ...``, other commands
+``<file>: line N, column C: ...``); :func:`read_bytes` and :func:`read_json` name the file.
+
+Writes go through :func:`write_atomic`: a regular file (or a new path) is replaced in one
+rename, so a reader never sees half a file; anything else (a device, a FIFO, ``-`` for
+stdout) is written through, never replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from dagmath_viz.schema import InputError
+
+__all__ = [
+    "BOM",
+    "append_lines",
+    "NO_SUCH_FILE",
+    "Document",
+    "documents",
+    "dumps",
+    "parse",
+    "parse_lines",
+    "read_bytes",
+    "read_json",
+    "read_jsonl",
+    "strip_bom",
+    "write_atomic",
+]
+
+BOM = b"\xef\xbb\xbf"
+#: The one wording of a path that is not there (files, folders, answer keys, task DAGs).
+NO_SUCH_FILE = "no such file or folder"
+_OPTS = orjson.OPT_SERIALIZE_NUMPY
+
+
+class Document(NamedTuple):
+    """One JSON document of a file: where it is (``""`` or ``line N``) and its value.
+
+    ``value`` is an :class:`InputError` for a JSONL line that is not valid JSON (the
+    caller reports it and reads on).
+    """
+
+    location: str
+    value: Any
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """A file's bytes.
+
+    Raises:
+        InputError: ``<path>: no such file or folder`` or ``<path>: cannot read (<why>)``.
+    """
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: {NO_SUCH_FILE}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte-order mark (harmless, and common on Windows)."""
+    return data[3:] if data.startswith(BOM) else data
+
+
+def parse(data: bytes, first_line: int = 1) -> Any:
+    """One JSON document (a BOM is skipped).
+
+    Raises:
+        InputError: ``line N, column C: invalid JSON (<what>)``, with no file name.
+    """
+    return _parse(strip_bom(data), first_line)
+
+
+def _parse(data: bytes, first_line: int = 1) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(_decode_error(exc, data, first_line)) from None
+
+
+def _decode_error(exc: orjson.JSONDecodeError, data: bytes, first_line: int) -> str:
+    # orjson's message says what failed; lineno/colno say where. Invalid UTF-8 is checked
+    # before parsing, so orjson then says "line 1, column 1": find the byte instead.
+    bad_byte = _utf8_fault(data, first_line)
+    if bad_byte:
+        return bad_byte
+    msg = str(exc).split(": line ")[0]
+    line = exc.lineno + first_line - 1
+    return f"line {line}, column {exc.colno}: invalid JSON ({msg})"
+
+
+def _utf8_fault(data: bytes, first_line: int = 1) -> str | None:
+    """Where ``data`` stops being UTF-8 (line, column, the byte), or None when it is UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = first_line + data.count(b"\n", 0, exc.start)
+        column = len(data[line_start : exc.start].decode("utf-8", "replace")) + 1
+        return (
+            f"line {line}, column {column}: invalid JSON (not UTF-8: byte 0x{data[exc.start]:02x})"
+        )
+    return None
+
+
+def parse_lines(data: bytes) -> Iterator[Document]:
+    """One :class:`Document` per non-blank line of JSONL (``location`` is ``line N``)."""
+    for lineno, line in enumerate(strip_bom(data).split(b"\n"), start=1):
+        if line.strip():
+            try:
+                yield Document(f"line {lineno}", _parse(line, first_line=lineno))
+            except InputError as exc:
+                yield Document(f"line {lineno}", exc)
+
+
+def documents(path: str | Path, data: bytes) -> Iterator[Document]:
+    """The documents of a file's bytes: one for ``.json``, one per line for ``.jsonl``.
+
+    Raises:
+        InputError: a ``.json`` file is not valid JSON (the message has line and column,
+            not the file); a bad JSONL line is yielded as its value instead.
+    """
+    if Path(path).suffix.lower() == ".jsonl":
+        yield from parse_lines(data)
+    else:
+        yield Document("", parse(data))
+
+
+def read_json(path: str | Path) -> Any:
+    """The one JSON document of a file.
+
+    Raises:
+        InputError: ``<path>: no such file or folder``, ``<path>: cannot read (...)`` or
+            ``<path>: line N, column C: invalid JSON (...)``.
+    """
+    data = read_bytes(path)
+    try:
+        return parse(data)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[Document]:
+    """The documents of a JSONL file, one per non-blank line (bad lines as InputError).
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    return parse_lines(read_bytes(path))
+
+
+def dumps(value: Any, *, newline: bool = False) -> bytes:
+    """``value`` as compact JSON bytes (numpy numbers allowed), with a newline if asked."""
+    return orjson.dumps(value, option=_OPTS | (orjson.OPT_APPEND_NEWLINE if newline else 0))
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def append_lines(path: str | Path, data: bytes) -> None:
+    """Append ``data`` (whole JSON lines) to ``path`` in one ``write``, creating it (and its
+    folder) if needed: concurrent writers add lines, never interleave them.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(target: str | Path, chunks: bytes | Iterable[bytes]) -> None:
+    """Write ``chunks`` (bytes, or an iterable of them) to ``target``.
+
+    - ``-``: standard output.
+    - A regular file or a new path: written to an unnamed file in the same folder, then
+      renamed over the target in one step, so a reader never sees half a file and a
+      failure (or a kill) leaves the old file as it was and no hidden temporary behind.
+      An existing file keeps its mode; a new one gets ``0666`` minus the umask.
+    - A link is followed: its target is what gets written (the link stays a link).
+    - Anything else (a device such as ``/dev/null``, a FIFO): written through, in place;
+      it is never replaced by a regular file.
+
+    Raises:
+        OSError: the target or its folder cannot be written.
+    """
+    data = [chunks] if isinstance(chunks, bytes) else chunks
+    if str(target) == "-":
+        sys.stdout.buffer.writelines(data)
+        sys.stdout.flush()
+        return
+    path = Path(os.path.realpath(target))
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "is a folder", str(target))
+        with open(path, "wb") as handle:  # a device or FIFO: write through
+            handle.writelines(data)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    _replace(path, data, mode)
+
+
+def _umask() -> int:
+    """The process's umask: from /proc on Linux (no race with other threads), else by
+    setting it and straight back (os.umask can only be read that way)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _replace(path: Path, data: Iterable[bytes], mode: int) -> None:
+    """Write ``data`` to an unnamed file beside ``path``, then rename it over ``path``.
+
+    On Linux the file has no name until it is complete (``O_TMPFILE``), so even SIGKILL
+    leaves nothing behind; elsewhere a named temporary is removed on any error.
+    """
+    fd, tmp = _unnamed(path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb", buffering=2**20, closefd=False) as handle:
+            handle.writelines(data)
+        if tmp is None:  # give the finished file a name for a moment, then the target's
+            tmp = _name_unnamed(fd, path)
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        os.close(fd)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _name_unnamed(fd: int, path: Path) -> str:
+    """A hidden name beside ``path`` for the complete unnamed file ``fd``."""
+    tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        # linkat(AT_SYMLINK_FOLLOW) on the /proc link, as open(2) shows for O_TMPFILE;
+        # os.link uses linkat (not link) only when given a folder descriptor
+        os.link(f"/proc/self/fd/{fd}", os.path.basename(tmp), dst_dir_fd=folder)
+    except OSError:  # /proc not usable: copy the bytes into a named file instead
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.fchmod(out, os.fstat(fd).st_mode & 0o7777)
+            os.lseek(fd, 0, os.SEEK_SET)
+            while chunk := os.read(fd, 2**20):
+                os.write(out, chunk)
+        except BaseException:
+            os.close(out)
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        os.close(out)
+    finally:
+        os.close(folder)
+    return tmp
+
+
+def _unnamed(folder: Path) -> tuple[int, str | None]:
+    """An open file in ``folder``: unnamed (``O_TMPFILE``) when possible, else named."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(folder, flag | os.O_RDWR, 0o600), None
+        except OSError:
+            pass  # a file system without O_TMPFILE support
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
+    return fd, tmp

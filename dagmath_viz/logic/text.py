@@ -1,0 +1,561 @@
+"""Word problems and proofs in natural language: read them into logic programs and theorems.
+
+This reads the sentences of the efficiency paper's own generator (rycolab/reasoning-efficiency,
+its "extended" and MathGAP v1 templates) and the proofs written in its style:
+
+- containers: "X has / owns / possesses N E."; "A, B and C together have N E.";
+- comparisons: "X has N E more / less / fewer than Y.", "X has N more / fewer E than Y.",
+  and MathGAP v1's "If we take away N E from X, then X has as many E as Y.", "The number of
+  E X has exceeds the number of E Y has by N.", "X's number of E exceeds Y's by N.";
+- comparisons of differences: "The number of E that A has more than B is the same as (or is
+  equal to) the difference between (or in) the number of E that C has compared to D.";
+- transfers: "R then gets / receives N more E from S.", "R then gets another N E from S.",
+  "S then gives N E more to R.", "S then gives R N E.", "S then donates / gives away / sells /
+  loses / gifts N E to R." (also with a leading "Then");
+- rates: "X possesses N E per C." (C singular);
+- questions: "How many E does X have[ in all | in total | totaled | in their collection]?",
+  "What is the number of E that X has?", and "If A, B and C sum up the E that they have, how
+  many E do they have combined / in total?" (also "what is the number of E that they have in
+  total?"), where E may be a category of the members' entities ("snacks");
+- proof steps: any statement above, and conclusions "So X (now) has 20 + 4 = 24 E.",
+  "Therefore, X has 7 - 3 = 4 E more than Y.", "So the difference between the number of E X
+  and Y have is 3.", "So A and B have a total of 9 E.", "If A and B sum up the E that they
+  have, they have 4 + 5 = 9 in total.".
+
+Agents are names, possibly possessive ("Jory's aunt"); entities are lowercase phrases of one
+or more words ("granola bars", "yo-yos"). Every sentence is matched against a fixed list of
+anchored regular expressions, so reading is linear in the length of the text.
+
+**Time.** Transfers change counts, so each transfer sentence starts a new time stamp: a
+statement made after k transfer sentences holds at time k, a transfer stated then happens at
+k (effective at k + 1), and the question asks about the last time stamp. The frame rule runs
+both ways (:attr:`Program.bidirectional`), so a count stated at one time combines with a
+comparison stated at another as long as no transfer of that agent and entity lies between.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from dagmath_viz.logic.program import (
+    Agent,
+    Atom,
+    Comp,
+    CompEq,
+    Cont,
+    Program,
+    ProgramError,
+    Query,
+    Rate,
+    Transfer,
+    agent,
+    comparison,
+)
+
+__all__ = [
+    "MAX_SENTENCE",
+    "ParsedProblem",
+    "ProofSentence",
+    "TextError",
+    "parse_problem",
+    "parse_proof_text",
+    "say",
+    "split_sentences",
+]
+
+MAX_SENTENCE = 2000
+NOBODY = "(someone)"  # the other side of "X then loses N E." / "X then gets N more E."
+
+
+class TextError(ProgramError):
+    """A sentence of a problem could not be read."""
+
+
+# --- lexical pieces ----------------------------------------------------------------------
+
+_CAP = r"[A-ZÀ-ÖØ-Þ][\w\-]*"
+# A name: one or two capitalised words ("Dee Dee" is one of the authors' names), never a
+# connective ("So Pierce has ..."), possibly possessive ("Jory's aunt").
+_NAME = (
+    rf"(?!(?:So|Then|Therefore|Thus|Hence|Now|If|The|And|But|Finally|First|Next)\b){_CAP}"
+    rf"(?: {_CAP})?(?:'s [a-z]+(?:-[a-z]+)*)?"
+)
+_LIST = rf"{_NAME}(?:, {_NAME})*(?:,? and {_NAME})?"
+_ENT = r"[a-z][a-z\-]*(?: [a-z][a-z\-]*)*?"
+_NUM = r"\d+"
+_HAS = r"(?:has|have|owns|own|possesses|possess)"
+_EXPR = r"[\d\s+\-*/×x·().]*?"  # the arithmetic before "=" in a conclusion
+
+_LIST_SEP = re.compile(r",? and |, ")
+_SPLIT = re.compile(r"(?<=[.?!])\s+")
+_ENUM = re.compile(r"^\s*(?:\(?\d+[.)]|step \d+[:.]|[-*•])\s+", re.IGNORECASE)
+
+
+def _names(text: str) -> Agent:
+    return agent(*(n for n in _LIST_SEP.split(text) if n))
+
+
+def normalize(sentence: str) -> str:
+    """Straight apostrophes, single spaces, no markdown bold, no trailing period."""
+    s = sentence.replace("\u2019", "'").replace("\u2018", "'")
+    s = " ".join(s.split())
+    s = s.rstrip(".!").strip()
+    s = s.replace("**", "")
+    return s
+
+
+# --- problem statements ------------------------------------------------------------------
+
+_THEN = r"(?:then |Then )?"
+
+
+def _p(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+# (kind, pattern); kinds are built by _build. Order matters only where two could match.
+_STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "compeq",
+        _p(
+            rf"[Tt]he number of (?P<e>{_ENT}) (?:that )?(?P<a>{_NAME}) has more than"
+            rf" (?:the number of (?P=e) )?(?P<b>{_NAME})(?: has)? is (?:the same as|equal to)"
+            rf" the difference (?:between|in) the number of (?P<e2>{_ENT}) (?:that )?"
+            rf"(?P<c>{_NAME}) has (?:compared to|and the number of (?P=e2)) (?P<d>{_NAME})"
+            r"(?: has)?"
+        ),
+    ),
+    (
+        "rate",
+        _p(rf"(?P<a>{_NAME}) (?:possesses|has|owns) (?P<n>{_NUM}) (?P<e>{_ENT}) per (?P<c>{_ENT})"),
+    ),
+    ("group", _p(rf"(?P<a>{_LIST}) together have (?:a total of )?(?P<q>{_NUM}) (?P<e>{_ENT})")),
+    (
+        "more",
+        _p(
+            rf"(?P<a>{_NAME}) {_HAS} (?P<d>{_NUM}) (?P<e>{_ENT}) (?P<dir>more|less|fewer) than"
+            rf" (?P<b>{_NAME})(?: has (?P=e))?"
+        ),
+    ),
+    (
+        "more",
+        _p(
+            rf"(?P<a>{_NAME}) {_HAS} (?P<d>{_NUM}) (?P<dir>more|less|fewer) (?P<e>{_ENT}) than"
+            rf" (?P<b>{_NAME})(?: has (?P=e))?"
+        ),
+    ),
+    ("same", _p(rf"(?P<a>{_NAME}) {_HAS} as many (?P<e>{_ENT}) as (?P<b>{_NAME})")),
+    (
+        "exceeds",
+        _p(
+            rf"If we take away (?P<d>{_NUM}) (?P<e>{_ENT}) from (?P<a>{_NAME}), then (?P=a) has as"
+            rf" many (?P=e) as (?P<b>{_NAME})(?: has (?P=e))?"
+        ),
+    ),
+    (
+        "exceeds",
+        _p(
+            rf"[Tt]he number of (?P<e>{_ENT}) (?P<a>{_NAME}) has exceeds the number of (?P=e)"
+            rf" (?P<b>{_NAME}) has by (?P<d>{_NUM})"
+        ),
+    ),
+    (
+        "exceeds",
+        _p(rf"(?P<a>{_NAME})'s number of (?P<e>{_ENT}) exceeds (?P<b>{_NAME})'s by (?P<d>{_NUM})"),
+    ),
+    ("cont", _p(rf"(?P<a>{_NAME}) {_HAS} (?P<q>{_NUM}) (?P<e>{_ENT})")),
+    (
+        "get",
+        _p(
+            rf"{_THEN}(?P<r>{_NAME}) {_THEN}(?:gets|receives|buys) (?P<d>{_NUM}) more (?P<e>{_ENT})"
+            rf"(?: from (?P<g>{_NAME}))?"
+        ),
+    ),
+    (
+        "get",
+        _p(
+            rf"{_THEN}(?P<r>{_NAME}) {_THEN}(?:gets|receives) another (?P<d>{_NUM}) (?P<e>{_ENT})"
+            rf"(?: from (?P<g>{_NAME}))?"
+        ),
+    ),
+    (
+        "give_more",
+        _p(
+            rf"{_THEN}(?P<g>{_NAME}) {_THEN}gives (?P<d>{_NUM}) (?P<e>{_ENT}) more to"
+            rf" (?P<r>{_NAME})"
+        ),
+    ),
+    (
+        "give",
+        _p(
+            rf"{_THEN}(?P<g>{_NAME}) {_THEN}(?:gives away|gives|donates|sells|loses|gifts)"
+            rf" (?P<d>{_NUM}) (?P<e>{_ENT})(?: to (?P<r>{_NAME}))?"
+        ),
+    ),
+    ("give", _p(rf"{_THEN}(?P<g>{_NAME}) {_THEN}gives (?P<r>{_NAME}) (?P<d>{_NUM}) (?P<e>{_ENT})")),
+)
+
+_Q_END = r"(?: in all| in total| totaled| altogether| combined| in their collection| now)?"
+_QUESTIONS: tuple[re.Pattern[str], ...] = (
+    _p(rf"How many (?P<e>{_ENT}) does (?P<a>{_NAME}) have{_Q_END}\?"),
+    _p(rf"What is the number of (?P<e>{_ENT}) that (?P<a>{_NAME}) has{_Q_END}\?"),
+    _p(
+        rf"If (?P<a>{_LIST}) sum up the (?P<e>{_ENT}) that they have, (?:how many (?P=e) do they"
+        rf" have(?: combined| in total)|what is the number of (?P=e) that they have in total)\?"
+    ),
+    _p(rf"How many (?P<e>{_ENT}) do (?P<a>{_LIST}) have{_Q_END}\?"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    kind: str
+    match: re.Match[str]
+
+
+def _match_statement(s: str) -> _Statement | None:
+    if len(s) > MAX_SENTENCE:
+        return None
+    for kind, rx in _STATEMENTS:
+        m = rx.fullmatch(s)
+        if m is not None:
+            return _Statement(kind, m)
+    return None
+
+
+def _plural_of(word: str, known: Iterable[str]) -> str:
+    """The plural entity a singular container names ("backpack" -> "backpacks")."""
+    cands = [word + "s", word + "es", word[:-1] + "ies" if word.endswith("y") else word + "s"]
+    known = set(known)
+    return next((c for c in cands if c in known), cands[0] if not word.endswith("s") else word)
+
+
+def _side(kind: str) -> str:
+    """The side a transfer sentence is about (the authors' templates): its count changes."""
+    return "receiver" if kind in ("get", "give_more") else "giver"
+
+
+def _build(st: _Statement, t: int, entities: set[str]) -> Atom:
+    g, kind = st.match.groupdict(), st.kind
+    if kind == "cont":
+        return Cont(_names(g["a"]), g["e"], int(g["q"]), t)
+    if kind == "group":
+        return Cont(_names(g["a"]), g["e"], int(g["q"]), t)
+    if kind == "more":
+        d = int(g["d"]) * (1 if g["dir"] == "more" else -1)
+        return comparison(_names(g["a"]), _names(g["b"]), g["e"], d, t)
+    if kind == "same":
+        return comparison(_names(g["a"]), _names(g["b"]), g["e"], 0, t)
+    if kind == "exceeds":
+        return comparison(_names(g["a"]), _names(g["b"]), g["e"], int(g["d"]), t)
+    if kind == "compeq":
+        if g["e"] != g["e2"]:
+            raise TextError("a comparison of differences across two entities is not supported")
+        a, b, c, d = (_names(g[k]) for k in "abcd")
+        return CompEq.of(a, b, c, d, g["e"], t)
+    if kind == "rate":
+        return Rate(_names(g["a"]), g["e"], _plural_of(g["c"], entities), int(g["n"]))
+    if kind not in ("get", "give", "give_more"):
+        raise TextError(f"unknown statement kind {kind!r}")
+    giver = _names(g["g"]) if g.get("g") else (NOBODY,)
+    receiver = _names(g["r"]) if g.get("r") else (NOBODY,)
+    if giver == receiver:
+        raise TextError("a transfer from an agent to itself")
+    return Transfer(giver, receiver, g["e"], int(g["d"]), t)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text: split at line ends, and after '.', '?' or '!' and white space.
+
+    Enumeration marks at the start of a line ("1.", "2)", "Step 3:", "-") are dropped.
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _ENUM.sub("", line)
+        out.extend(s for s in (p.strip() for p in _SPLIT.split(line.strip())) if s)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedProblem:
+    """A problem read from text: its program, each axiom's sentence, and the question."""
+
+    program: Program
+    sentences: tuple[str, ...]
+    question: str
+    #: for "How many E does A have more (less) than B?": (A, B, +1) or (A, B, -1)
+    ask: tuple[Agent, Agent, int] | None = None
+
+
+_COMP_QUESTION = _p(
+    rf"How many (?P<e>{_ENT}) does (?P<a>{_NAME}) have (?P<dir>more|less|fewer) than"
+    rf" (?P<b>{_NAME})(?: has (?P=e))?\?"
+)
+
+
+def _question(
+    s: str, t: int, members: dict[str, list[str]], containers: set[tuple[str, str]]
+) -> tuple[Query, tuple]:
+    for rx in _QUESTIONS:
+        m = rx.fullmatch(s)
+        if m is None:
+            continue
+        who, e = _names(m["a"]), m["e"]
+        parts: tuple[tuple[str, str], ...] = ()
+        if len(who) > 1 and any(e not in members.get(n, ()) for n in who):
+            chosen = []
+            for n in who:
+                # each member contributes the entity it was first said to have, leaving out
+                # the containers of its rates (what it counts is what they hold)
+                options = [x for x in members.get(n, []) if (n, x) not in containers]
+                if not options:
+                    raise TextError(f"the question names {n!r}, who has nothing")
+                chosen.append((n, e if e in options else options[0]))
+            parts = tuple(chosen)
+        return Query(who, e, t), parts
+    raise TextError("not a question this reader knows")
+
+
+def parse_problem(text: str) -> ParsedProblem:
+    """Read a problem (statements, then the question) into a logic program.
+
+    Raises:
+        TextError: naming the first sentence that matches no template, or a problem
+            without a question.
+
+    Example:
+        >>> p = parse_problem("Ann owns 3 granola bars. Bo has 2 granola bars more than Ann. "
+        ...                   "How many granola bars does Bo have?")
+        >>> p.program.query
+        Query(agent=('Bo',), entity='granola bars', time=0)
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise TextError("empty problem text")
+    sentences = split_sentences(text)
+    statements: list[tuple[str, _Statement]] = []
+    question = None
+    for i, raw in enumerate(sentences):
+        s = " ".join(raw.replace("\u2019", "'").replace("\u2018", "'").split())
+        if s.endswith("?"):
+            if i != len(sentences) - 1:
+                raise TextError(f"sentence {i + 1} is a question before the end: {raw!r}")
+            question = s
+            break
+        st = _match_statement(s.rstrip(".!").strip())
+        if st is None:
+            raise TextError(f"cannot read sentence {i + 1}: {raw!r}")
+        statements.append((raw, st))
+    if question is None:
+        raise TextError("the text has no question (a last sentence ending in '?')")
+    entities = {st.match["e"] for _, st in statements}
+    axioms: list[Atom] = []
+    kept: list[str] = []
+    sides: list[tuple[Transfer, str]] = []
+    members: dict[str, list[str]] = {}
+    t = 0
+    for raw, st in statements:
+        try:
+            atom = _build(st, t, entities)
+        except (ProgramError, ValueError) as exc:
+            raise TextError(f"cannot use sentence {raw!r}: {exc}") from None
+        if isinstance(atom, Transfer):
+            t += 1
+            sides.append((atom, _side(st.kind)))
+        for fld in ("agent", "more", "less", "giver", "receiver", "a", "b", "c", "d"):
+            who = getattr(atom, fld, None)
+            if isinstance(who, tuple) and len(who) == 1:
+                lst = members.setdefault(who[0], [])
+                if atom.entity not in lst:
+                    lst.append(atom.entity)
+        if atom not in axioms:
+            axioms.append(atom)
+            kept.append(raw)
+    containers = {(n, x.container) for x in axioms if isinstance(x, Rate) for n in x.agent}
+    ask = None
+    m = _COMP_QUESTION.fullmatch(question)
+    if m is not None:
+        a, b = _names(m["a"]), _names(m["b"])
+        ask = (a, b, 1 if m["dir"] == "more" else -1)
+        query, parts = Query(a, m["e"], t), ()
+    else:
+        query, parts = _question(question, t, members, containers)
+    program = Program(
+        tuple(axioms),
+        query,
+        parts=parts,
+        bidirectional=True,
+        tree_rules=True,
+        compare=(ask[:2],) if ask else (),
+        one_sided=tuple(sides),
+    )
+    return ParsedProblem(program, tuple(kept), question, ask)
+
+
+# --- proofs ------------------------------------------------------------------------------
+
+_CONCL = r"(?:So,? |Therefore,? |Thus,? |Hence,? |Then,? |Now,? )?"
+_EQ = rf"(?:{_EXPR}= ?)?"
+_PROOF_EXTRA: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "cont",
+        _p(
+            rf"{_CONCL}(?P<a>{_NAME}) (?:now )?(?:has|owns|possesses) {_EQ}(?P<q>{_NUM})"
+            rf" (?P<e>{_ENT})"
+        ),
+    ),
+    (
+        "more",
+        _p(
+            rf"{_CONCL}(?P<a>{_NAME}) has {_EQ}(?P<d>{_NUM}) (?P<e>{_ENT}) (?P<dir>more|less|fewer)"
+            rf" than (?P<b>{_NAME})(?: has (?P=e))?"
+        ),
+    ),
+    (
+        "more",
+        _p(
+            rf"{_CONCL}(?P<a>{_NAME}) has {_EQ}(?P<d>{_NUM}) (?P<dir>more|less|fewer) (?P<e>{_ENT})"
+            rf" than (?P<b>{_NAME})(?: has (?P=e))?"
+        ),
+    ),
+    (
+        "diff",
+        _p(
+            rf"{_CONCL}the difference between the number of (?P<e>{_ENT}) (?P<a>{_NAME}) and"
+            rf" (?P<b>{_NAME}) have is {_EQ}(?P<d>{_NUM})"
+        ),
+    ),
+    (
+        "group",
+        _p(
+            rf"{_CONCL}(?P<a>{_LIST}) (?:together )?have (?:a total of |in total )?{_EQ}"
+            rf"(?P<q>{_NUM}) (?P<e>{_ENT})(?: in total| combined| altogether)?"
+        ),
+    ),
+    (
+        "group",
+        _p(
+            rf"{_CONCL}[Ii]f (?P<a>{_LIST}) sum up the (?P<e>{_ENT}) that they have, they have"
+            rf" {_EQ}(?P<q>{_NUM})(?: (?P=e))? in total"
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ProofSentence:
+    """One sentence of a proof and what it states.
+
+    ``atom`` is the atom read (time 0: proofs do not say times), or None; ``unsigned`` is
+    True for "the difference between ... is d", which does not say which side has more.
+    """
+
+    text: str
+    atom: Atom | None
+    unsigned: bool = False
+
+
+def _read_proof_sentence(raw: str, entities: set[str]) -> ProofSentence:
+    s = normalize(raw)
+    if len(s) > MAX_SENTENCE:
+        return ProofSentence(raw, None)
+    st = _match_statement(s)
+    if st is not None:
+        try:
+            return ProofSentence(raw, _build(st, 0, entities))
+        except (ProgramError, ValueError):
+            pass
+    for kind, rx in _PROOF_EXTRA:
+        m = rx.fullmatch(s)
+        if m is None:
+            continue
+        g = m.groupdict()
+        try:
+            if kind == "diff":
+                a, b = _names(g["a"]), _names(g["b"])
+                return ProofSentence(raw, comparison(a, b, g["e"], int(g["d"])), unsigned=True)
+            atom = _build(_Statement(kind, m), 0, entities)
+        except (ProgramError, ValueError):
+            continue
+        return ProofSentence(raw, atom)
+    return ProofSentence(raw, None)
+
+
+def parse_proof_text(text: str, entities: Iterable[str] = ()) -> list[ProofSentence]:
+    """Read every sentence of a proof (see the module docstring for the forms)."""
+    if not isinstance(text, str):
+        return []
+    known = set(entities)
+    return [_read_proof_sentence(s, known) for s in split_sentences(text)]
+
+
+def stated(atom: Atom) -> tuple:
+    """What a sentence can say about an atom: the atom without its time stamp.
+
+    Proofs in natural language do not say time stamps, and the frame rule copies a count
+    from one time to the next, so two atoms that differ only in time state the same thing.
+    """
+    if isinstance(atom, Cont):
+        return ("cont", atom.agent, atom.entity, atom.quantity)
+    if isinstance(atom, Comp):
+        return ("comp", atom.more, atom.less, atom.entity, atom.diff)
+    if isinstance(atom, CompEq):
+        return ("compeq", atom.a, atom.b, atom.c, atom.d, atom.entity)
+    if isinstance(atom, Transfer):
+        return ("transfer", atom.giver, atom.receiver, atom.entity, atom.amount)
+    return ("rate", atom.agent, atom.entity, atom.container, atom.rate)
+
+
+# --- saying theorems in the authors' style --------------------------------------------------
+
+
+def _list(a: Agent) -> str:
+    return a[0] if len(a) == 1 else ", ".join(a[:-1]) + " and " + a[-1]
+
+
+def say(atom: Atom, program: Program) -> str:
+    """One sentence for a theorem, in the authors' templates (read back by this module).
+
+    Example:
+        >>> from dagmath_viz.logic.program import Query
+        >>> say(Cont(("Ann",), "granola bars", 4), Program((), Query(("Ann",), "x")))
+        'Ann has 4 granola bars.'
+    """
+    if isinstance(atom, Cont):
+        q = program.query
+        if len(atom.agent) > 1 and atom.agent == q.agent and atom.entity == q.entity:
+            return (
+                f"If {_list(atom.agent)} sum up the {atom.entity} that they have, they have"
+                f" {atom.quantity} in total."
+            )
+        if len(atom.agent) > 1:
+            return f"{_list(atom.agent)} together have {atom.quantity} {atom.entity}."
+        return f"{atom.agent[0]} has {atom.quantity} {atom.entity}."
+    if isinstance(atom, Comp):
+        return f"{_list(atom.more)} has {atom.diff} {atom.entity} more than {_list(atom.less)}."
+    if isinstance(atom, CompEq):
+        a, b, c, d = (_list(x) for x in (atom.a, atom.b, atom.c, atom.d))
+        return (
+            f"The number of {atom.entity} that {a} has more than {b} is the same as the"
+            f" difference between the number of {atom.entity} that {c} has compared to {d}."
+        )
+    if isinstance(atom, Transfer):
+        side = dict(program.one_sided).get(atom, "receiver")
+        g, r, e, d = _list(atom.giver), _list(atom.receiver), atom.entity, atom.amount
+        if side == "receiver":
+            return (
+                f"{r} then gets {d} more {e}."
+                if g == NOBODY
+                else (f"{r} then gets {d} more {e} from {g}.")
+            )
+        return f"{g} then loses {d} {e}." if r == NOBODY else f"{g} then donates {d} {e} to {r}."
+    c = atom.container
+    one = (
+        c[:-3] + "y"
+        if c.endswith("ies")
+        else c[:-2]
+        if c.endswith(("xes", "ches", "shes"))
+        else c[:-1]
+    )
+    return f"{_list(atom.agent)} possesses {atom.rate} {atom.entity} per {one}."

@@ -1,0 +1,161 @@
+"""Figures for the paper's analyses: spread across models, difficulty, closeness, Appendix F.
+
+Built from :mod:`dagmath_viz.tables` output; no Streamlit. Model and dataset names come
+from the data (untrusted): they are HTML-escaped before they reach a figure, since Plotly
+renders markup in names and labels.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dagmath_viz.metrics import GRAPH_STATS
+
+__all__ = [
+    "closeness_accuracy_figure",
+    "difficulty_figure",
+    "shift_figure",
+    "spread_figure",
+]
+
+_LAYOUT = {
+    "template": "plotly_white",
+    "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
+    "legend": {"title": {"text": ""}},
+}
+_METRIC_LABELS = {"pass_at_1": "PASS@1", "r_hat": "R̂", "auc": "AUC", "gap": "Δ"}
+_METRIC_COLOURS = {"pass_at_1": "#4e79a7", "r_hat": "#59a14f", "auc": "#b07aa1"}
+_STAT_LABELS = {
+    "n_nodes": "#nodes",
+    "n_edges": "#edges",
+    "density": "density",
+    "max_in_degree": "max in-degree",
+    "max_out_degree": "max out-degree",
+}
+
+
+def _safe(values: pd.Series) -> pd.Series:
+    return values.astype(str).map(html.escape)
+
+
+def spread_figure(board: pd.DataFrame) -> go.Figure:
+    """PASS@1 and R̂ per model, one panel per dataset, with their 95% intervals.
+
+    ``board`` is :func:`dagmath_viz.tables.leaderboard` by model and dataset. The paper's
+    finding reads at a glance: PASS@1 bars vary across models, R̂ bars stay level.
+    """
+    datasets = sorted(board["dataset"].astype(str).unique())
+    fig = make_subplots(
+        rows=1,
+        cols=max(1, len(datasets)),
+        shared_yaxes=True,
+        subplot_titles=[html.escape(d) for d in datasets],
+    )
+    for col, dataset in enumerate(datasets, start=1):
+        part = board[board["dataset"].astype(str) == dataset].sort_values("pass_at_1")
+        for metric in ("pass_at_1", "r_hat"):
+            error = None
+            if f"{metric}_low" in part:
+                error = {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part[f"{metric}_high"] - part[metric]).fillna(0).tolist(),
+                    "arrayminus": (part[metric] - part[f"{metric}_low"]).fillna(0).tolist(),
+                }
+            fig.add_trace(
+                go.Bar(
+                    x=_safe(part["model"]),
+                    y=part[metric],
+                    name=_METRIC_LABELS[metric],
+                    marker_color=_METRIC_COLOURS[metric],
+                    error_y=error,
+                    legendgroup=metric,
+                    showlegend=col == 1,
+                    hovertemplate="%{x}: %{y:.1%}<extra>" + _METRIC_LABELS[metric] + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_layout(
+        **_LAYOUT, barmode="group", title="PASS@1 and R̂ per model (95% intervals over problems)"
+    )
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
+    fig.update_yaxes(title_text="rate", row=1, col=1)
+    return fig
+
+
+def difficulty_figure(table: pd.DataFrame) -> go.Figure:
+    """PASS@1, R̂ and AUC against difficulty group, one line per model, a panel per metric.
+
+    ``table`` is :func:`dagmath_viz.tables.by_difficulty` output (the paper's Figure 3).
+    """
+    long = table.melt(
+        id_vars=["model", "difficulty_group"],
+        value_vars=["pass_at_1", "r_hat", "auc"],
+        var_name="metric",
+        value_name="rate",
+    )
+    long["model"] = _safe(long["model"])
+    long["metric"] = long["metric"].map(_METRIC_LABELS)
+    fig = px.line(
+        long, x="difficulty_group", y="rate", color="model", facet_col="metric", markers=True,
+        labels={"difficulty_group": "difficulty group k: (k − 1, k]", "rate": "rate"},
+        title="By difficulty group (the paper's Figure 3)",
+    )  # fmt: skip
+    fig.update_layout(**_LAYOUT)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    fig.update_xaxes(dtick=1)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig
+
+
+def closeness_accuracy_figure(table: pd.DataFrame) -> go.Figure:
+    """Accuracy by closeness bin, one line per model (:func:`tables.closeness_accuracy`)."""
+    shown = table.copy()
+    shown["model"] = _safe(shown["model"])
+    fig = px.line(
+        shown, x="closeness_bin", y="accuracy", color="model", markers=True,
+        hover_data={"n": True},
+        labels={"closeness_bin": "closeness rate r (bin)", "accuracy": "share correct"},
+        title="Accuracy by closeness: how logical closeness relates to a correct answer",
+    )  # fmt: skip
+    fig.update_layout(**_LAYOUT)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    return fig
+
+
+def shift_figure(shift: pd.DataFrame) -> go.Figure:
+    """Appendix F: Correct → Perfect shift of each statistic against the gap Δ.
+
+    ``shift`` is :func:`dagmath_viz.tables.correct_to_perfect_shift` output; one point per
+    model (and dataset), one panel per statistic. Density is shown in percentage points.
+    """
+    shown = shift.copy()
+    shown["density"] = 100.0 * shown["density"]
+    long = shown.melt(
+        id_vars=[c for c in ("model", "dataset", "gap") if c in shown],
+        value_vars=list(GRAPH_STATS),
+        var_name="statistic",
+        value_name="shift",
+    ).dropna(subset=["shift"])
+    long["statistic"] = long["statistic"].map(_STAT_LABELS)
+    long["model"] = _safe(long["model"])
+    if "dataset" in long:
+        long["dataset"] = _safe(long["dataset"])
+    fig = px.scatter(
+        long, x="gap", y="shift", color="model", facet_col="statistic", facet_col_wrap=3,
+        symbol="dataset" if "dataset" in long else None, facet_row_spacing=0.14,
+        labels={"gap": "gap Δ", "shift": "shift"},
+        title="Correct → Perfect shift (mean over Perfect − mean over Correct) against the gap "
+        "Δ = PASS@1 − R̂ (Appendix F)",
+    )  # fmt: skip
+    fig.update_layout(**_LAYOUT, height=620)
+    fig.update_xaxes(tickformat=".0%")
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig

@@ -1,0 +1,102 @@
+"""The trajectory view as a Streamlit element: graph and step list in one iframe, linked.
+
+Not a page itself (``app.py`` lists the pages explicitly). Trajectory calls
+:func:`trajectory_view` and :func:`typeset_steps`; Compare calls :func:`trajectory_view` with
+``show_steps=False`` and one fixed ``scale`` so the graphs side by side share a scale.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from dagmath_viz.render import (
+    FORMULA_BUDGET,
+    STEPS_PER_PAGE,
+    render_trajectory_html,
+    typeset_plan,
+)
+from dagmath_viz.schema import Trajectory
+from dagmath_viz.text import escape_markdown, math_markdown, plain
+
+
+def trajectory_view(
+    traj: Trajectory,
+    rec: Any,
+    *,
+    height: int = 780,
+    scale: float | None = None,
+    selected_step: Any = None,
+    show_steps: bool = True,
+    layout: str = "auto",
+) -> None:
+    """Draw ``traj`` (scored as ``rec``: its ``dead_ends`` and ``final_correct``).
+
+    Args:
+        traj: the trajectory.
+        rec: its scored record (a row of the scored table, or a dict).
+        height: CSS px of the whole view.
+        scale: a fixed initial zoom (1 = 100 %); automatic when None.
+        selected_step: a step id selected, centred and scrolled to on arrival (``step=``).
+        show_steps: the step list beside the graph.
+        layout: "auto", "layered" or "reading".
+    """
+    html = render_trajectory_html(
+        traj,
+        dead_ends=rec["dead_ends"],
+        final_correct=rec["final_correct"],
+        height_px=height,
+        selected_step=selected_step,
+        scale=scale,
+        show_steps=show_steps,
+        layout=layout,
+    )
+    st.iframe(html, height=height)
+
+
+def typeset_steps(traj: Trajectory, dead: set, wanted_step: str | None, key: str) -> None:
+    """The steps with their LaTeX typeset, a page of :data:`STEPS_PER_PAGE` at a time and at
+    most :data:`FORMULA_BUDGET` formulas a page (later steps show raw text, and the page says
+    so). Off until asked for: typesetting is what is slow."""
+    steps = traj.steps
+    if not steps or not st.toggle("Typeset the steps' math", key=f"{key}_on"):
+        return
+    starts = list(range(0, len(steps), STEPS_PER_PAGE))
+    labels = [f"steps {a + 1}–{min(a + STEPS_PER_PAGE, len(steps))}" for a in starts]
+    page_key = f"{key}_page"
+    if wanted_step is not None and page_key not in st.session_state:
+        hit = next((i for i, s in enumerate(steps) if str(s.step_id) == wanted_step), 0)
+        st.session_state[page_key] = labels[hit // STEPS_PER_PAGE]
+    if st.session_state.get(page_key) not in labels:
+        st.session_state[page_key] = labels[0]
+    label = st.selectbox(f"{len(steps):,} steps: page", labels, key=page_key)
+    start = starts[labels.index(label)]
+    stop = min(start + STEPS_PER_PAGE, len(steps))
+    plan = typeset_plan([s.text + "\n" + s.justification for s in steps], start, stop)
+    if plan.over_budget:
+        first_raw = start + plan.typeset.index(False)
+        st.warning(
+            f"Formula budget: this page holds more than {FORMULA_BUDGET} formulas, so steps "
+            f"from S{escape_markdown(plain(str(steps[first_raw].step_id), 20))} on show as raw "
+            "text (typesetting them all would freeze the page).",
+            icon=":material/speed:",
+        )
+    for i, step in enumerate(steps[start:stop]):
+        sid = escape_markdown(plain(str(step.step_id), 20))
+        parents = ", ".join(f"S{p}" for p in step.parents) or "given"
+        flag = " · :orange-background[**dead end**]" if step.step_id in dead else ""
+        here = (
+            " :material/arrow_back: :blue-background[linked step]"
+            if wanted_step is not None and str(step.step_id) == wanted_step
+            else ""
+        )
+        st.markdown(f"**S{sid}**{here} ← {escape_markdown(plain(parents, 200))}{flag}")
+        if plan.typeset[i]:
+            st.markdown(math_markdown(step.text))
+            if step.justification:
+                st.caption("why: " + math_markdown(step.justification))
+        else:
+            st.text(plain(step.text, 5000))
+            if step.justification:
+                st.text("why: " + plain(step.justification, 5000))

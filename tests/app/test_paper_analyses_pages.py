@@ -1,0 +1,91 @@
+"""AppTest of the paper's analyses on Overview and Distributions, and the simulated-data label."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dagmath_viz.bundled import BUNDLED_NOTICE
+from dagmath_viz.corpus import load_corpus
+from dagmath_viz.tables import leaderboard, model_spread
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+RUNS = Path(APP).parent / "sample_data" / "runs"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    """One model, two problems: the leaderboard rests on fewer than 20 problems."""
+    root = tmp_path_factory.mktemp("tiny")
+    folder = root / "m" / "d"
+    folder.mkdir(parents=True)
+    for pid in (1, 2):
+        steps = [
+            {"step_id": 1, "direct_dependent_steps": None, "text": "given"},
+            {"step_id": 2, "direct_dependent_steps": [1], "text": r"so $\boxed{7}$"},
+        ]
+        sample = {"problem_id": pid, "sample_id": 0, "steps": steps, "metadata": {"model": "m"}}
+        (folder / f"problem_{pid}_all_samples.json").write_text(json.dumps([sample]))
+    (root / "answers.json").write_text(json.dumps({"1": "7", "2": "8"}))
+    return root
+
+
+def _page(monkeypatch, data: Path | None, page: str) -> AppTest:
+    if data is None:
+        monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    else:
+        monkeypatch.setenv("DAGMATH_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.parametrize("page", ["pages/overview.py", "pages/distributions.py"])
+def test_bundled_data_is_labelled_simulated(monkeypatch, page):
+    at = _page(monkeypatch, None, page)
+    assert any(BUNDLED_NOTICE in i.value for i in at.info)
+
+
+def test_own_data_is_not_labelled_and_few_problems_warn(monkeypatch, tiny_run):
+    at = _page(monkeypatch, tiny_run, "pages/overview.py")
+    assert not any(BUNDLED_NOTICE in i.value for i in at.info)
+    assert any("fewer than 20 problems" in w.value for w in at.warning)
+
+
+def test_overview_shows_pass_at_1_and_r_hat_per_model(monkeypatch):
+    at = _page(monkeypatch, None, "pages/overview.py")
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    spread = next(c for c in charts if "PASS@1 and R̂ per model" in c["layout"]["title"]["text"])
+    names = {t["name"] for t in spread["data"]}
+    assert names == {"PASS@1", "R̂"}
+    # the spread table: the library's numbers, in percent
+    df = load_corpus([RUNS]).scored
+    engine = model_spread(df).set_index("dataset")
+    shown = next(f.value for f in at.dataframe if "std PASS@1 / std R̂" in f.value.columns)
+    shown = shown.set_index("dataset")
+    for dataset in ("arith-word", "olympiad-lite"):
+        assert shown.at[dataset, "std PASS@1 / std R̂"] == round(engine.at[dataset, "ratio"], 1)
+        assert shown.at[dataset, "std PASS@1 / std R̂"] >= 3
+    board = leaderboard(df, n_boot=0)
+    assert len(spread["data"]) == 2 * board["dataset"].nunique()
+
+
+def test_distributions_show_closeness_and_shift(monkeypatch):
+    at = _page(monkeypatch, None, "pages/distributions.py")
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any("Accuracy by closeness" in t for t in titles)
+    assert any("Appendix F" in t for t in titles)

@@ -1,0 +1,72 @@
+"""The Trajectory page's view wiring, through AppTest (no browser): the landing choice, the
+linked view's iframe, a stale ``step=`` link, and the typeset list under its formula budget."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def _trajectory_page(monkeypatch, data: Path | None, **query: str) -> AppTest:
+    if data is None:
+        monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    else:
+        monkeypatch.setenv("DAGMATH_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page("pages/trajectory.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _view_data(at: AppTest) -> dict:
+    html = at.get("iframe")[0].proto.srcdoc
+    return json.loads(re.search(r'id="dm-data">(.*?)</script>', html, re.S).group(1))
+
+
+def test_landing_is_a_short_imperfect_trajectory_not_the_largest(monkeypatch):
+    at = _trajectory_page(monkeypatch, None)
+    metrics = {m.label: m.value for m in at.metric}
+    n_steps = int(metrics["Steps / edges"].split(" / ")[0])
+    assert 8 <= n_steps <= 40
+    assert int(metrics["Dead ends"]) >= 1
+    assert any("-badge[imperfect]" in m.value for m in at.markdown)
+    data = _view_data(at)
+    assert data["n_steps"] == n_steps
+    assert data["view"]["show_steps"] is True and data["view"]["selected"] is None
+
+
+def test_step_link_selects_in_the_view_and_a_stale_one_is_named(monkeypatch):
+    query = {"model": "sim-focus-1.6", "dataset": "arith-word", "problem": "102", "sample": "12"}
+    at = _trajectory_page(monkeypatch, None, step="5", **query)
+    assert _view_data(at)["view"]["selected"] == 4  # step 5 is at position 4
+    assert not at.warning
+    at = _trajectory_page(monkeypatch, None, step="77", **query)
+    assert _view_data(at)["view"]["selected"] is None
+    assert "Step 77 is not in this trajectory" in at.warning[0].value
+
+
+def test_typeset_list_is_off_until_asked_then_paged(monkeypatch):
+    query = {"model": "sim-focus-1.6", "dataset": "arith-word", "problem": "102", "sample": "12"}
+    at = _trajectory_page(monkeypatch, None, **query)
+    before = len(at.markdown)
+    at.toggle(key="traj_typeset_on").set_value(True).run()
+    assert not at.exception
+    # 9 steps on one page: one header and one text per step (at least), no budget warning.
+    assert len(at.markdown) >= before + 18
+    assert not [w for w in at.warning if "Formula budget" in w.value]
