@@ -248,7 +248,8 @@ def test_cli_wrong_sink_aversion(tmp_path: Path, capsys) -> None:
         "prr": pytest.approx(0.5),
         "pass_at_1": pytest.approx(0.5 + q / 2),
     }
-    assert main([str(task), "--policy", "uniform", "--exact", "--wrong-sink-aversion", "1"]) == 1
+    # a usage error (README exit codes)
+    assert main([str(task), "--policy", "uniform", "--exact", "--wrong-sink-aversion", "1"]) == 2
     assert "--policy focused" in capsys.readouterr().err
     out = tmp_path / "out"
     argv = [str(task), "--policy", "focused", "--wrong-sink-aversion", "2", "--samples", "3"]
