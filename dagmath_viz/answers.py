@@ -19,11 +19,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import queue
 import re
 import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -214,13 +216,70 @@ def _math_verify_version() -> str:
         return "unknown"
 
 
+def _read_verdicts(path: Path) -> tuple[dict[tuple[str, str], Verdict], int]:
+    """The verdicts a cache file holds (first one per key), and its count of lines.
+
+    A missing or unreadable file holds none; a torn or foreign line is ignored.
+    """
+    try:
+        documents = list(jsonio.read_jsonl(path))
+    except InputError:
+        return {}, 0  # no cache yet, or an unreadable one: start empty
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    for document in documents:
+        try:
+            ref, pred, ok, reason = document.value
+        except (TypeError, ValueError):
+            continue  # a torn or foreign line (or an InputError): ignore it
+        if (
+            isinstance(ref, str)
+            and isinstance(pred, str)
+            and (reason, ok) in (("verified", True), ("different", False))
+        ):
+            verdicts.setdefault((ref, pred), Verdict(ok, reason))
+    return verdicts, len(documents)
+
+
+class _exclusive_lock:  # noqa: N801 - used as a context manager, like a function
+    """An exclusive ``flock`` on the folder ``path`` for the ``with`` block.
+
+    The cache's folder is locked rather than a lock file beside the cache: nothing more is
+    written there, and the cache file itself cannot hold the lock, since each save
+    replaces it. Where a folder cannot be locked (Windows), this locks nothing and
+    concurrent saves may drop each other's new verdicts, never corrupt the file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return
+        self.fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError:
+            os.close(self.fd)
+            self.fd = None
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = None
+
+
 class AnswerChecker:
     """Thread-safe, time-limited, caching ``verify(reference, prediction)``.
 
     Args:
         timeout: seconds one check may take in the worker before it is killed.
         cache_file: a JSONL file of verdicts kept between runs (read on first use,
-            appended to by :meth:`save`); ``None`` keeps verdicts in memory only.
+            merged into by :meth:`save`, one line per pair); ``None`` keeps verdicts in
+            memory only.
 
     Example:
         >>> checker = AnswerChecker(timeout=10)
@@ -276,9 +335,85 @@ class AnswerChecker:
                 self._cache[key] = verdict
         return verdict
 
-    def check_many(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Verdict]:
-        """Verdicts for many pairs, each distinct pair checked once."""
-        return {pair: self.check(*pair) for pair in dict.fromkeys(pairs)}
+    #: a check running this long is presumed pathological: another worker may join
+    SLOW_CHECK_SECONDS = 0.5
+
+    def check_many(
+        self, pairs: Iterable[tuple[str, str]], workers: int = 1
+    ) -> dict[tuple[str, str], Verdict]:
+        """Verdicts for many pairs, each distinct pair checked once.
+
+        Args:
+            pairs: (reference, prediction) pairs, repeats allowed.
+            workers: how many math-verify workers may run at once. This checker's own worker
+                takes the pairs one after another; while every running worker has been on
+                one check for :attr:`SLOW_CHECK_SECONDS` and pairs are still waiting,
+                another worker joins (up to ``workers``), so pathological answers, which
+                cost the whole deadline each, are waited for side by side rather than one
+                after another. Ordinary checks take milliseconds, so no extra worker (and
+                its second of start-up) is paid for them. The extra workers' verdicts are
+                cached here, and they are stopped before this returns.
+        """
+        order = list(dict.fromkeys(pairs))
+        out: dict[tuple[str, str], Verdict] = {}
+        waiting: queue.SimpleQueue = queue.SimpleQueue()
+        for pair in order:
+            verdict = self.quick_verdict(*pair)
+            if verdict is None:
+                waiting.put(pair)
+            else:
+                out[pair] = verdict
+        if workers <= 1 or waiting.qsize() <= 1:
+            while not waiting.empty():
+                pair = waiting.get()
+                out[pair] = self.check(*pair)
+            return {pair: out[pair] for pair in order}
+        self._check_side_by_side(waiting, out, workers)
+        return {pair: out[pair] for pair in order}
+
+    def _check_side_by_side(self, waiting: queue.SimpleQueue, out: dict, workers: int) -> None:
+        busy_since: list[float | None] = []  # per thread: when its current check began
+        helpers: list[AnswerChecker] = []
+
+        def run(slot: int, checker: AnswerChecker) -> None:
+            while True:
+                try:
+                    pair = waiting.get_nowait()
+                except queue.Empty:
+                    busy_since[slot] = None
+                    return
+                busy_since[slot] = time.monotonic()
+                out[pair] = checker.check(*pair)
+
+        def spawn(checker: AnswerChecker) -> threading.Thread:
+            busy_since.append(time.monotonic())
+            thread = threading.Thread(
+                target=run, args=(len(busy_since) - 1, checker), name="dagmath-verify", daemon=True
+            )
+            thread.start()
+            return thread
+
+        threads = [spawn(self)]
+        try:
+            while alive := [t for t in threads if t.is_alive()]:
+                alive[0].join(self.SLOW_CHECK_SECONDS / 2)  # a pause, or an end
+                now = time.monotonic()
+                all_slow = all(
+                    since is not None and now - since >= self.SLOW_CHECK_SECONDS
+                    for since, t in zip(busy_since, threads, strict=True)
+                    if t.is_alive()
+                )
+                if len(threads) < workers and not waiting.empty() and all_slow:
+                    helper = type(self)(timeout=self.timeout)
+                    helpers.append(helper)
+                    threads.append(spawn(helper))
+        finally:
+            for thread in threads:
+                thread.join()
+            for helper in helpers:  # every verdict, timeouts too (as check() keeps them)
+                for (reference, prediction), verdict in list(helper._cache.items()):
+                    self.learn(reference, prediction, verdict)
+                helper.close()
 
     def learn(self, reference: str, prediction: str, verdict: Verdict) -> None:
         """Take a verdict found elsewhere (another process's checker, a cluster worker)."""
@@ -309,7 +444,14 @@ class AnswerChecker:
             self._starter.start()
 
     def save(self) -> None:
-        """Append the worker's verdicts found since the last save to ``cache_file``.
+        """Merge the worker's verdicts found since the last save into ``cache_file``.
+
+        Concurrent runs stay correct and the file compact: under an exclusive lock on its
+        folder, the file is read, this run's new verdicts are added to
+        those already there (each key once), and the result replaces the file atomically
+        (a temporary file beside it, then a rename). Readers never take the lock: they see
+        the old file or the new one, never a part of either. Without new verdicts the file
+        is not touched, so a warm run costs no write.
 
         Best effort: a cache that cannot be written is skipped silently. Timeouts and
         errors are never saved (they depend on the machine's load, not on the answers).
@@ -317,12 +459,22 @@ class AnswerChecker:
         if self.cache_file is None or not self._learned:
             return
         learned, self._learned = self._learned, []
-        lines = b"".join(
-            orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n" for ref, pred, v in learned
-        )
         try:
-            # one append-mode write per save: concurrent runs add lines, never interleave them
-            jsonio.append_lines(self.cache_file, lines)
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            with _exclusive_lock(self.cache_file.parent):
+                on_disk, lines = _read_verdicts(self.cache_file)
+                merged = dict(on_disk)
+                for ref, pred, verdict in learned:
+                    merged.setdefault((ref, pred), verdict)
+                if len(merged) == len(on_disk) == lines:
+                    return  # nothing new, nothing to compact
+                jsonio.write_atomic(  # a rename: readers see the old file or the new one
+                    self.cache_file,
+                    b"".join(
+                        orjson.dumps([ref, pred, v.equivalent, v.reason]) + b"\n"
+                        for (ref, pred), v in merged.items()
+                    ),
+                )
         except OSError:
             pass
 
@@ -330,21 +482,8 @@ class AnswerChecker:
         with self._disk_lock:
             if self._disk_loaded:
                 return
-            try:
-                documents = list(jsonio.read_jsonl(self.cache_file))
-            except InputError:
-                documents = []  # no cache yet, or an unreadable one: start empty
-            for document in documents:
-                try:
-                    ref, pred, ok, reason = document.value
-                except (TypeError, ValueError):
-                    continue  # a torn or foreign line (or an InputError): ignore it
-                if (
-                    isinstance(ref, str)
-                    and isinstance(pred, str)
-                    and (reason, ok) in (("verified", True), ("different", False))
-                ):
-                    self._cache.setdefault((ref, pred), Verdict(ok, reason))
+            for key, verdict in _read_verdicts(self.cache_file)[0].items():
+                self._cache.setdefault(key, verdict)
             self._disk_loaded = True
 
     def _ask_worker(self, reference: str, prediction: str) -> Verdict:

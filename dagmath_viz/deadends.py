@@ -3,15 +3,26 @@
 Categories (checked in this order; the first that fits wins):
 
 - ``unused given``: a source step (no parents) that nothing cites;
-- ``restatement``: the same content as an earlier step, after normalising whitespace and
-  math (:func:`dagmath_viz.text.normalise_statement`);
+- ``restatement``: it says again what an earlier step said. Either its statement equals an
+  earlier step's after normalising whitespace and math
+  (:func:`dagmath_viz.text.normalise_statement`), or it states exactly the numbers of the
+  steps it cites, no new one and none dropped (and at least one): "So 30 muffins change
+  hands" citing "Maya sells 30 muffins". A step that derives something states a new
+  number; one that only repeats its premises does not. Wordless restatements ("the order
+  matters") stay ``commentary``;
 - ``abandoned branch``: it closes a side chain of two or more steps that are not ancestors
   of the final step (the dead end and at least one of its own ancestors);
 - ``commentary``: any other derived leaf.
+
+Every computation here is one pass over the steps and edges (linear in the trajectory's
+size): a 12,000-step trajectory must not cost memory in the square of its steps. Longer
+trajectories than :data:`MAX_STEPS` are not categorised; :func:`dead_end_table` counts them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 
 import pandas as pd
@@ -21,9 +32,18 @@ from dagmath_viz.schema import Trajectory
 from dagmath_viz.text import normalise_statement
 from dagmath_viz.validation import validate
 
-__all__ = ["CATEGORIES", "categorise_dead_ends", "dead_end_counts", "dead_end_table"]
+__all__ = [
+    "CATEGORIES",
+    "MAX_STEPS",
+    "categorise_dead_ends",
+    "dead_end_counts",
+    "dead_end_table",
+]
 
 CATEGORIES = ("unused given", "restatement", "abandoned branch", "commentary")
+# Past this many steps a trajectory is left out of the Dead ends page (and counted): the
+# categories are linear, but one such trajectory's rows alone would fill the table.
+MAX_STEPS = 20_000
 COLUMNS = ["model", "dataset", "problem_id", "sample_id", "step_id", "text", "category"]
 
 
@@ -33,19 +53,32 @@ def categorise_dead_ends(traj: Trajectory) -> list[tuple[int, str]]:
     dead = g.dead_end_positions(graph)
     if not dead:
         return []
-    main = g.ancestors(graph, graph.n_nodes - 1) | {graph.n_nodes - 1}
-    seen: set[str] = set()
-    earlier: list[set[str]] = []
-    for step in traj.steps:  # statements seen before each position
-        earlier.append(set(seen))
-        seen.add(normalise_statement(step.text))
+    on_main = _on_main_path(graph)
+    # off_main[i]: some ancestor of i (or i itself) is off the path to the final step; one
+    # pass in written order, since every kept parent is earlier than its child.
+    off_main = [False] * graph.n_nodes
+    for i, parents in enumerate(graph.parents):
+        off_main[i] = not on_main[i] or any(off_main[p] for p in parents)
+    # Statements seen so far, by a 128-bit digest of their normalised text: memory linear in
+    # the steps however long their text, and a collision is out of reach.
+    first_at: dict[bytes, int] = {}
+    restated = set()
+    dead_set = set(dead)
+    for i, step in enumerate(traj.steps):
+        key = _digest(normalise_statement(step.text))
+        if key in first_at:
+            if i in dead_set:
+                restated.add(i)
+        else:
+            first_at[key] = i
     out = []
     for pos in dead:
-        if not graph.parents[pos]:
+        parents = graph.parents[pos]
+        if not parents:
             category = "unused given"
-        elif normalise_statement(traj.steps[pos].text) in earlier[pos]:
+        elif pos in restated or _same_numbers(traj, pos, parents):
             category = "restatement"
-        elif any(a not in main for a in g.ancestors(graph, pos)):
+        elif any(off_main[p] for p in parents):
             category = "abandoned branch"
         else:
             category = "commentary"
@@ -53,11 +86,48 @@ def categorise_dead_ends(traj: Trajectory) -> list[tuple[int, str]]:
     return out
 
 
-def dead_end_table(trajectories: Iterable[Trajectory | None]) -> pd.DataFrame:
-    """One row per dead end: model, dataset, problem_id, sample_id, step_id, text, category."""
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _same_numbers(traj: Trajectory, pos: int, parents: tuple[int, ...]) -> bool:
+    """True when the step states exactly the numbers of the steps it cites (at least one)."""
+    mine = sorted(_NUMBER.findall(traj.steps[pos].text))
+    if not mine:
+        return False
+    cited = sorted(n for p in parents for n in _NUMBER.findall(traj.steps[p].text))
+    return mine == cited
+
+
+def _on_main_path(graph: g.StepGraph) -> list[bool]:
+    """For each position: is it the final step or one of its ancestors? One backward pass."""
+    on_main = [False] * graph.n_nodes
+    on_main[-1] = True
+    for i in range(graph.n_nodes - 1, -1, -1):  # children come after parents
+        if on_main[i]:
+            for p in graph.parents[i]:
+                on_main[p] = True
+    return on_main
+
+
+def dead_end_table(
+    trajectories: Iterable[Trajectory | None], max_steps: int = MAX_STEPS
+) -> pd.DataFrame:
+    """One row per dead end: model, dataset, problem_id, sample_id, step_id, text, category.
+
+    Trajectories of more than ``max_steps`` steps are left out; ``table.attrs["too_long"]``
+    counts them, so a page can say so.
+    """
     rows = []
+    too_long = 0
     for traj in trajectories:
         if traj is None:
+            continue
+        if len(traj.steps) > max_steps:
+            too_long += 1
             continue
         for pos, category in categorise_dead_ends(traj):
             step = traj.steps[pos]
@@ -72,7 +142,9 @@ def dead_end_table(trajectories: Iterable[Trajectory | None]) -> pd.DataFrame:
                     category,
                 )
             )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    table.attrs["too_long"] = too_long
+    return table
 
 
 def dead_end_counts(table: pd.DataFrame) -> pd.DataFrame:

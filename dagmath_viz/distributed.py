@@ -15,22 +15,33 @@ Scoring is per record and embarrassingly parallel, so this is the local pipeline
    pairs, the verdicts and a few partitions, never the run).
 
 Dask is imported only here, so the library works without it. See ``docs/scaling.md``.
+
+:func:`connect` makes the client and checks the cluster before any work is sent: a bad
+address, a scheduler that does not answer within :data:`CONNECT_TIMEOUT` seconds, no
+worker, or a scheduler or worker that cannot import this package each give one
+:class:`~dagmath_viz.schema.DagMathError` naming the address, instead of a traceback or a
+run that waits for ever. Paths are made absolute before they are shipped, since a worker's
+working folder is not the client's.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dagmath_viz import jsonio, loading, pipeline
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
 from dagmath_viz.loading import AnswerKey
-from dagmath_viz.schema import LoadIssue
+from dagmath_viz.schema import DagMathError, LoadIssue
 from dagmath_viz.scoring import finish_lines
 
-__all__ = ["DaskScoredRun", "score_on_dask"]
+__all__ = ["CONNECT_TIMEOUT", "DaskScoredRun", "connect", "score_on_dask"]
+
+#: Seconds to reach the scheduler, and again for a worker to be there.
+CONNECT_TIMEOUT = 3.0
 
 #: Files per Dask partition (a few seconds of work each on realistic runs).
 FILES_PER_PARTITION = 16
@@ -79,6 +90,67 @@ class DaskScoredRun:
                 yield document.value
 
 
+def connect(address: str, timeout: float = CONNECT_TIMEOUT):
+    """A ``distributed.Client`` of the scheduler at ``address``, checked before use.
+
+    ``"local"`` starts a cluster of this machine's cores (the same environment as the
+    client, so nothing to check). Any other address must answer within ``timeout`` seconds
+    and have, within ``timeout`` more, at least one worker; the scheduler and every worker
+    must import this package (the scheduler unpickles the task graph, the workers run it).
+
+    Raises:
+        DagMathError: one line naming the address and what is wrong.
+    """
+    from distributed import Client
+
+    if address == "local":
+        return Client(dashboard_address=None)
+    where = f"--dask {address}"
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise DagMathError(
+            f"{where}: cannot reach a Dask scheduler there ({_reason(exc)})"
+        ) from None
+    try:
+        _check_cluster(client, where, timeout)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _check_cluster(client, where: str, timeout: float) -> None:
+    import importlib
+
+    try:
+        client.run_on_scheduler(importlib.import_module, "dagmath_viz.pipeline")
+    except Exception as exc:  # noqa: BLE001 - whatever the scheduler's import raised
+        raise DagMathError(
+            f"{where}: the scheduler cannot import dagmath_viz ({_reason(exc)}); "
+            "install dagmath-viz where the scheduler runs"
+        ) from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise DagMathError(
+            f"{where}: no Dask worker joined the scheduler within {timeout:g} s ({_reason(exc)})"
+        ) from None
+    found = client.run(importlib.import_module, "dagmath_viz.pipeline", on_error="return")
+    broken = {w: r for w, r in found.items() if isinstance(r, BaseException)}
+    if broken:
+        worker, exc = next(iter(broken.items()))
+        raise DagMathError(
+            f"{where}: {len(broken)} of {len(found)} workers cannot import dagmath_viz "
+            f"(first: {worker}: {_reason(exc)}); install dagmath-viz on every worker"
+        )
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
 def score_on_dask(
     paths: Sequence[str | Path],
     answers: str | Path | AnswerKey | None = None,
@@ -87,6 +159,7 @@ def score_on_dask(
     files_per_partition: int = FILES_PER_PARTITION,
     pairs_per_partition: int = PAIRS_PER_PARTITION,
     timeout: float = 5.0,
+    progress: Callable[[int, int], None] | None = None,
     exclude: Sequence[str | Path] = (),
 ) -> DaskScoredRun:
     """Score everything under ``paths`` with the active Dask scheduler.
@@ -94,6 +167,9 @@ def score_on_dask(
     Use it inside ``with distributed.Client(address):`` (or any Dask scheduler); the
     records, issues and order are those of ``dagmath score``. ``checker`` settles pairs
     on the client first (give it a ``cache_file`` to reuse verdicts between runs).
+    Relative paths are made absolute first (a worker's working folder is not the
+    client's), so records and messages name files by their absolute paths.
+    ``progress(done, total)`` counts files as their partitions finish, as on the local path.
 
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
@@ -102,13 +178,19 @@ def score_on_dask(
     import dask.bag as db
 
     checker = checker or default_checker()
+    paths = [os.path.abspath(p) for p in paths]
+    if isinstance(answers, str | Path):
+        answers = os.path.abspath(answers)
+    exclude = [p if p is None or str(p) == "-" else os.path.abspath(p) for p in exclude]
     found = loading.discover(paths, answers, exclude=exclude)
     issues, files_read = list(found.issues), found.files_read
     if not found.data_files:
         return DaskScoredRun(issues, files_read, 0, 0, 0, None)
     scored = db.from_sequence(found.data_files, partition_size=files_per_partition)
     scored = scored.map(pipeline.score_file, found.answers).persist()
-    summaries = scored.map_partitions(_summary).compute()
+    summaries = _with_progress(
+        scored.map_partitions(_summary), len(found.data_files), files_per_partition, progress
+    )
     pairs: dict[tuple[str, str], None] = {}
     counts = [0, 0, 0]
     for found, partition_pairs, partition_counts in _chunks(summaries, 3):
@@ -118,6 +200,34 @@ def score_on_dask(
     verdicts = _verdicts(list(pairs), checker, pairs_per_partition, timeout)
     lines = scored.map_partitions(_partition_lines, dask.delayed(verdicts, traverse=False))
     return DaskScoredRun(issues, files_read, *counts, lines)
+
+
+def _with_progress(bag, n_files: int, per_partition: int, progress) -> list:
+    """``bag.compute()``, calling ``progress(files done, files)`` as partitions finish.
+
+    Partition ``i`` holds files ``i * per_partition`` onwards (``from_sequence`` cuts the
+    list in order), so the count is exact. Without a distributed client (a plain Dask
+    scheduler) there is nothing to watch: the result comes at once.
+    """
+    try:
+        from distributed import as_completed, default_client
+
+        client = default_client() if progress is not None else None
+    except ValueError:  # no client: the threaded or synchronous scheduler
+        client = None
+    if client is None:
+        return bag.compute()
+    futures = client.compute(bag.to_delayed())
+    slot = {future.key: i for i, future in enumerate(futures)}
+    results: list = [None] * len(futures)
+    done = 0
+    progress(0, n_files)
+    for future in as_completed(futures):
+        i = slot[future.key]
+        results[i] = future.result()
+        done += min(per_partition, n_files - i * per_partition)
+        progress(done, n_files)
+    return [item for part in results for item in part]
 
 
 def _chunks(items: list, size: int) -> Iterator[tuple]:

@@ -4,6 +4,10 @@ Model text is untrusted: it may hold HTML, script, links or a stray ``$``. Strea
 markdown never renders raw HTML (``unsafe_allow_html`` stays off), but markdown syntax
 itself (links, images, headings) and an unbalanced ``$`` (which turns the rest of the
 paragraph into math) would still change the page, so both are neutralised here.
+
+Bidirectional controls (right-to-left overrides, isolates and marks) are shown as visible
+tags such as ``[U+202E]``: an override reorders what follows it, so a wrong answer
+``\u202e24`` would otherwise *display* as "42".
 """
 
 from __future__ import annotations
@@ -18,8 +22,23 @@ __all__ = [
     "math_markdown",
     "normalise_statement",
     "plain",
+    "reveal_bidi",
     "short_repr",
 ]
+
+# Every character that changes display order: LRM/RLM, the ALM, embeddings and overrides
+# (LRE RLE PDF LRO RLO) and isolates (LRI RLI FSI PDI).
+_BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+
+
+def reveal_bidi(text: str) -> str:
+    """Each bidirectional control character replaced by a visible ``[U+XXXX]`` tag.
+
+    >>> reveal_bidi("\u202e24")
+    '[U+202E]24'
+    """
+    return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
+
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&=:^\"'$])")
 # $$...$$ or $...$ with no newline-pair inside; \$ is a literal dollar.
@@ -27,8 +46,11 @@ _MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(?!\s)([^$\n]+?)(?<![\
 
 
 def escape_markdown(text: str) -> str:
-    """Backslash-escape every markdown control character (the text shows as typed)."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Backslash-escape every markdown control character (the text shows as typed).
+
+    Bidirectional controls are shown as tags (:func:`reveal_bidi`).
+    """
+    return _MD_SPECIAL.sub(r"\\\1", reveal_bidi(text))
 
 
 def math_markdown(text: str, max_chars: int = 5000) -> str:
@@ -41,6 +63,7 @@ def math_markdown(text: str, max_chars: int = 5000) -> str:
     'costs \\\\$5 and \\\\<b\\\\>x\\\\</b\\\\> is $x^2$'
     """
     text = text if len(text) <= max_chars else text[:max_chars] + " …"
+    text = reveal_bidi(text)  # before the math is found: no control survives in a formula
     out, last = [], 0
     for m in _MATH.finditer(text):
         out.append(escape_markdown(text[last : m.start()]))
@@ -56,8 +79,8 @@ def math_markdown(text: str, max_chars: int = 5000) -> str:
 
 
 def plain(text: str, max_chars: int = 600) -> str:
-    """One line of plain text, shortened with an ellipsis."""
-    flat = " ".join(text.split())
+    """One line of plain text, shortened with an ellipsis; bidi controls shown as tags."""
+    flat = " ".join(reveal_bidi(text).split())
     return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import secrets
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +24,7 @@ from dagmath_viz.export import csv_bytes
 from dagmath_viz.schema import DagMathError, Trajectory
 from dagmath_viz.sources import SourceReader
 from dagmath_viz.text import escape_markdown
-from dagmath_viz.uploads import UploadedFile, materialise_uploads, uploads_id
+from dagmath_viz.uploads import StoredUpload, UploadedFile, UploadStore
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
@@ -59,15 +59,42 @@ def _resolve_data_path(raw: str) -> Path:
     return path
 
 
-def _upload_source(files) -> tuple[str, tuple[str, ...], list] | None:
+def _session_alive(session_id: str) -> bool:
+    """Is this Streamlit session still connected? (True when there is no server runtime.)"""
+    from streamlit import runtime
+
+    return not runtime.exists() or runtime.get_instance().is_active_session(session_id)
+
+
+@st.cache_resource(show_spinner=False)
+def upload_store() -> UploadStore:
+    """The process's one upload store: a private 0700 folder, removed at exit; a closed
+    tab's uploads go within a minute (a background sweep asks the runtime)."""
+    return UploadStore(is_alive=_session_alive, sweep_every=60.0)
+
+
+def stored_upload(files, slot: str) -> StoredUpload:
+    """One uploader's files stored for this session (re-stored only when they change).
+
+    Every uploader of every page comes here. The session's uploads are deleted when it
+    disconnects, when its state is dropped (the lease below), or after an hour unused;
+    nothing is shared between sessions.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    store = upload_store()
+    if "_upload_session" not in st.session_state:
+        ctx = get_script_run_ctx()
+        session = ctx.session_id if ctx is not None else secrets.token_hex(16)
+        st.session_state["_upload_session"] = session
+        st.session_state["_upload_lease"] = store.lease(session)
     uploads = [UploadedFile(f.name, f.getvalue()) for f in files]
-    uid = uploads_id(uploads)
-    dest = Path(tempfile.gettempdir()) / "dagmath-viz-uploads" / uid
-    issues = materialise_uploads(uploads, dest) if not dest.exists() else []
-    st.session_state.setdefault("upload_issues", {})[uid] = issues or st.session_state.get(
-        "upload_issues", {}
-    ).get(uid, [])
-    return f"upload:{uid}", (str(dest),), st.session_state["upload_issues"][uid]
+    return store.store(st.session_state["_upload_session"], slot, uploads)
+
+
+def _upload_source(files) -> tuple[str, tuple[str, ...], list]:
+    upload = stored_upload(files, "data")
+    return upload.source_id, (str(upload.folder),), list(upload.issues)
 
 
 def sidebar_data_source() -> Corpus | None:

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dagmath_viz import figures
-from dagmath_viz.deadends import CATEGORIES, dead_end_table
+from dagmath_viz.deadends import CATEGORIES, MAX_STEPS, dead_end_table
 from dagmath_viz.sources import (
     UNKNOWN,
     dead_end_category_counts,
@@ -27,10 +27,15 @@ st.title("Dead ends")
 st.caption(
     "A dead end is a step other than the final one that no later step cites. Categories: "
     "**unused given** (a source step nothing cites), **restatement** (repeats an earlier "
-    "step), **abandoned branch** (ends a side chain of two or more steps off the path to "
-    "the answer), **commentary** (any other derived leaf)."
+    "step, or exactly the numbers of the steps it cites), **abandoned branch** (ends a side "
+    "chain of two or more steps off the path to the answer), **commentary** (any other "
+    f"derived leaf). Trajectories of more than {MAX_STEPS:,} steps are left out."
 )
 table = common.derived("dead_ends", lambda: dead_end_table(corpus.trajectories))
+if table.attrs.get("too_long"):
+    st.info(
+        f"{table.attrs['too_long']:,} trajectories have more than {MAX_STEPS:,} steps: left out."
+    )
 
 # Rows read from scored JSONL carry their dead ends but no steps: list them from the
 # records, and categorise them from their source files when those can be read.

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from dagmath_viz import figures, tables
 from dagmath_viz.logic import efficiency_table, model_proof_summary, proof_graph, read_jsonl
 from dagmath_viz.render import render_proof_html
-from dagmath_viz.schema import DagMathError
+from dagmath_viz.schema import DagMathError, InputError
 from dagmath_viz.text import escape_markdown, math_markdown, plain
+from dagmath_viz.uploads import check_efficiency_records
 from pages import common
 
 common.corpus()  # runs the frame first (data source, problems panel)
@@ -35,18 +34,44 @@ def _records(path: str) -> list[dict]:
     return read_jsonl(path)
 
 
-def _uploaded(upload) -> list[dict]:
-    import tempfile
+def _read_uploads(files: list, slot: str) -> list[list[dict]]:
+    """Uploads stored through the app's one upload path, each read as JSONL records."""
+    upload = common.stored_upload(files, slot)
+    records = []
+    for name, path in zip((f.name for f in files), upload.paths, strict=True):
+        if path is None:
+            why = "; ".join(i.message for i in upload.issues) or "not stored"
+            raise InputError(f"{name}: {why}")
+        try:
+            records.append(read_jsonl(path))
+        except InputError as exc:  # name the upload, not the private folder it sits in
+            raise InputError(str(exc).replace(str(path), name)) from None
+    return records
 
-    folder = Path(tempfile.mkdtemp(prefix="dagmath-gsm-"))
-    target = folder / "records.jsonl"
-    target.write_bytes(upload.getvalue())
-    return read_jsonl(target)
+
+def _uploaded(upload) -> list[dict]:
+    """One uploaded JSONL file's records (the scored model proofs)."""
+    return _read_uploads([upload], "gsm-scored")[0]
+
+
+def _uploaded_pair(problems_file, proofs_file) -> tuple[list[dict], list[dict]]:
+    """Problems and proofs uploaded together; records the page cannot show are named."""
+    records = _read_uploads([problems_file, proofs_file], "gsm")
+    problems, proofs, skipped = check_efficiency_records(
+        records[0], records[1], problems_file.name, proofs_file.name
+    )
+    for issue in skipped[:20]:
+        st.warning(escape_markdown(plain(str(issue), 300)))
+    if len(skipped) > 20:
+        st.warning(f"… and {len(skipped) - 20:,} more records left out")
+    if not problems:
+        raise InputError(f"{problems_file.name}: no usable problem record")
+    return problems, proofs
 
 
 try:
     if up_problems and up_proofs:
-        problems, proofs, source = _uploaded(up_problems), _uploaded(up_proofs), "uploaded"
+        (problems, proofs), source = _uploaded_pair(up_problems, up_proofs), "uploaded"
     else:
         problems = _records(str(GSM / "problems.jsonl"))
         proofs = _records(str(GSM / "proofs.jsonl"))

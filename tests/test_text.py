@@ -55,6 +55,39 @@ def test_normalise_statement(a, b, same):
     assert (normalise_statement(a) == normalise_statement(b)) is same
 
 
+# A wrong answer "24" behind a right-to-left override displays as "42" when the control
+# character reaches the screen.
+RLO_ANSWER = "\u202e24"
+BIDI_CONTROLS = "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_rlo_answer_is_shown_with_its_override_visible():
+    from dagmath_viz.text import reveal_bidi
+
+    assert reveal_bidi(RLO_ANSWER) == "[U+202E]24"
+    assert plain(f"Predicted answer: {RLO_ANSWER}") == "Predicted answer: [U+202E]24"
+    # in markdown the tag's brackets are escaped, so it shows as typed
+    assert escape_markdown(RLO_ANSWER) == r"\[U\+202E\]24"
+    assert math_markdown(f"so $x={RLO_ANSWER}$") == "so $x=[U+202E]24$"
+
+
+@pytest.mark.parametrize("control", list(BIDI_CONTROLS))
+def test_no_bidi_control_reaches_the_screen(control):
+    from dagmath_viz.text import reveal_bidi
+
+    text = f"a{control}b"
+    for shown in (reveal_bidi(text), plain(text), escape_markdown(text), math_markdown(text)):
+        assert control not in shown
+        assert f"U+{ord(control):04X}" in shown.replace("\\", "")
+
+
+def test_ordinary_right_to_left_text_is_kept():
+    # Hebrew and Arabic letters are text, not controls: they must show unchanged.
+    from dagmath_viz.text import reveal_bidi
+
+    assert reveal_bidi("שלום مرحبا") == "שלום مرحبا"
+
+
 @pytest.mark.parametrize(
     ("text", "count"),
     [

@@ -93,3 +93,157 @@ def test_uploads_id_depends_on_names_and_contents():
     assert uploads_id(a) == uploads_id([UploadedFile("a.json", b"1")])
     assert uploads_id(a) != uploads_id([UploadedFile("a.json", b"2")])
     assert uploads_id(a) != uploads_id([UploadedFile("b.json", b"1")])
+
+
+# --------------------------------------------------------------------------- the store
+
+import gc  # noqa: E402
+import os  # noqa: E402
+
+from dagmath_viz.uploads import UploadStore, check_efficiency_records  # noqa: E402
+
+# A zip with one good member and one that escapes: every upload of it must carry the warning.
+WARNING_ZIP = _zip({"run/m/d/problem_1_all_samples.json": SAMPLE, "../evil.json": SAMPLE})
+
+
+def _files_under(folder) -> list:
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def test_store_folder_is_private_fresh_and_ignores_a_planted_link(tmp_path):
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    # the old fixed location, planted in advance with a link to somewhere else
+    (tmp_path / "dagmath-viz-uploads").symlink_to(planted, target_is_directory=True)
+    store = UploadStore(parent=tmp_path)
+    up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    assert store.root.parent == tmp_path and store.root.name.startswith("dagmath-viz-uploads-")
+    assert not store.root.is_symlink()
+    assert stat.S_IMODE(store.root.stat().st_mode) == 0o700
+    assert store.root in up.folder.parents
+    assert _files_under(planted) == []  # nothing followed the planted link
+    assert UploadStore(parent=tmp_path).root != store.root  # every process its own
+
+
+def test_a_second_session_uploading_the_same_zip_keeps_its_warnings(tmp_path):
+    store = UploadStore(parent=tmp_path)
+    a = store.store("s1", "data", [UploadedFile("x.zip", WARNING_ZIP)])
+    b = store.store("s2", "data", [UploadedFile("x.zip", WARNING_ZIP)])
+    assert len(a.issues) == len(b.issues) == 1 and "refused" in b.issues[0].message
+    assert a.folder != b.folder and a.source_id != b.source_id  # nothing shared
+    # a rerun of the same session with the same files reuses its copy, warnings included
+    again = store.store("s2", "data", [UploadedFile("x.zip", WARNING_ZIP)])
+    assert again is b and again.issues == b.issues
+
+
+def test_a_new_upload_replaces_the_slots_old_one(tmp_path):
+    store = UploadStore(parent=tmp_path)
+    first = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    other_slot = store.store("s1", "gsm", [UploadedFile("p.jsonl", b"{}\n")])
+    second = store.store("s1", "data", [UploadedFile("b.json", SAMPLE)])
+    assert not first.folder.exists() and second.folder.exists() and other_slot.folder.exists()
+    assert store.used_bytes() == len(SAMPLE) + 3
+
+
+def test_uploads_are_deleted_when_the_session_ends(tmp_path):
+    store = UploadStore(parent=tmp_path)
+    lease = store.lease("s1")
+    up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    kept = store.store("s2", "data", [UploadedFile("a.json", SAMPLE)])
+    del lease  # the session's state is dropped
+    gc.collect()
+    assert not up.folder.exists() and not up.folder.parent.exists()
+    assert kept.folder.exists()
+    store.end_session("s2")
+    assert _files_under(store.root) == []
+
+
+def test_uploads_unused_past_their_age_are_swept(tmp_path):
+    store = UploadStore(parent=tmp_path, max_age=3600)
+    old = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    old.last_used[0] -= 3601  # an hour and a second ago
+    new = store.store("s2", "data", [UploadedFile("a.json", SAMPLE)])  # sweeps on the way
+    assert not old.folder.exists() and new.folder.exists()
+
+
+def test_caps_per_session_and_for_all_sessions_count_what_is_kept(tmp_path):
+    kb = b"[" + b" " * 998 + b"]"  # a 1,000-byte JSON file
+    store = UploadStore(
+        parent=tmp_path, max_upload_bytes=10_000, max_session_bytes=2_500, max_store_bytes=4_000
+    )
+    store.store("s1", "data", [UploadedFile("a.json", kb), UploadedFile("b.json", kb)])
+    refused = store.store("s1", "gsm", [UploadedFile("c.json", kb)])  # 500 left in s1
+    assert (
+        refused.paths == (None,)
+        and refused.issues[0].message
+        == "1000 bytes; only 500 bytes of the cap per session (2500) are left"
+    )
+    store.store("s2", "data", [UploadedFile("d.json", kb)])  # 1,000 left overall
+    bomb = _zip({"big.json": b"0" * 5_000})
+    refused = store.store("s3", "data", [UploadedFile("big.zip", bomb)])
+    assert refused.issues[0].message == (
+        "would inflate to 5000 bytes; only 1000 bytes of the cap for all sessions (4000) are left"
+    )
+    assert _files_under(refused.folder) == []  # refused before anything was written
+    assert store.used_bytes() == 3_000
+
+
+@pytest.mark.parametrize(
+    ("proof", "message"),
+    [
+        ({"efficiency": "high"}, "efficiency is 'high', expected a number"),
+        ({"efficiency": None}, "efficiency is None, expected a number"),
+        ({"distance_dfs": "x"}, "distance_dfs is 'x', expected a number"),
+        ({"strategy": None}, "strategy is None, expected a string"),
+        ({"correct": "yes"}, "correct is 'yes', expected true or false"),
+    ],
+)
+def test_efficiency_proof_records_with_wrong_types_are_named_and_left_out(proof, message):
+    good = {"problem_id": 1, "strategy": "dfs", "correct": True, "efficiency": 0.5}
+    problems, proofs, issues = check_efficiency_records(
+        [{"problem_id": 1}], [good, {**good, **proof}], "problems.jsonl", "proofs.jsonl"
+    )
+    assert problems == [{"problem_id": 1}] and proofs == [good]
+    assert [str(i) for i in issues] == [f"proofs.jsonl: record 2: skipped: {message}"]
+
+
+def test_efficiency_problem_records_without_an_id_are_named_and_left_out():
+    problems, _, issues = check_efficiency_records(
+        [{"problem_id": 1}, {"text": "no id"}, {"problem_id": [1]}], [], "p.jsonl", "q.jsonl"
+    )
+    assert problems == [{"problem_id": 1}]
+    assert [i.location for i in issues] == ["record 2", "record 3"]
+    assert "no problem_id" in issues[0].message
+    assert os.sep not in issues[1].message  # names the upload, never a server path
+
+
+def test_uploads_of_a_disconnected_session_are_swept(tmp_path):
+    connected = {"s1", "s2"}
+    store = UploadStore(parent=tmp_path, is_alive=lambda s: s in connected)
+    gone = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    connected.discard("s1")  # its tab is closed
+    kept = store.store("s2", "data", [UploadedFile("a.json", SAMPLE)])  # sweeps on the way
+    assert not gone.folder.exists() and kept.folder.exists()
+
+
+def test_a_background_sweep_needs_no_other_upload(tmp_path):
+    import time
+
+    connected = {"s1"}
+    store = UploadStore(parent=tmp_path, is_alive=lambda s: s in connected, sweep_every=0.05)
+    up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    connected.clear()
+    for _ in range(200):  # a hang guard, not a timing: the sweep runs every 0.05 s
+        if not up.folder.exists():
+            break
+        time.sleep(0.05)
+    assert not up.folder.exists()
+    assert store.used_bytes() == 0
+
+
+def test_the_storing_session_is_never_swept_by_its_own_upload(tmp_path):
+    # the runtime may not list a session as active yet while its first script runs
+    store = UploadStore(parent=tmp_path, is_alive=lambda s: False)
+    up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
+    assert store.store("s1", "data", [UploadedFile("a.json", SAMPLE)]) is up
+    assert up.folder.exists()

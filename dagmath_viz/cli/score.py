@@ -137,17 +137,23 @@ def run_score(args: argparse.Namespace) -> int:
 
 def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -> int:
     try:
-        from distributed import Client
+        import distributed  # noqa: F401 - only to say clearly when it is missing
 
-        from dagmath_viz.distributed import score_on_dask
+        from dagmath_viz.distributed import connect, score_on_dask
     except ImportError as exc:
         raise DagMathError(
             f"--dask needs dask[distributed] installed: pip install 'dagmath-viz[dask]' ({exc})"
         ) from None
-    # "local": a cluster of this machine's cores, to try the path; else a scheduler address
-    client = Client(dashboard_address=None) if args.dask == "local" else Client(args.dask)
-    with client:
-        run = score_on_dask(paths, answers=args.answers, checker=checker, exclude=[args.output])
+    # "local": a cluster of this machine's cores, to try the path; else a scheduler address,
+    # checked (reachable, with workers that import dagmath_viz) before any work is sent
+    with connect(args.dask):
+        run = score_on_dask(
+            paths,
+            answers=args.answers,
+            checker=checker,
+            exclude=[args.output],
+            progress=_progress(sys.stderr) if common.VERBOSITY >= 0 else None,
+        )
         checker.save()
         return _finish_score(args, run, names)
 

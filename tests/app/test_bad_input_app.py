@@ -205,3 +205,103 @@ def test_compare_escapes_model_names_in_markdown(app):
     _compare_hostile(app)
     for body in [m.value for m in app.markdown]:
         assert "<script" not in body.replace("\\<script", ""), body
+
+
+# --------------------------------------------------------------------------- Efficiency uploads
+
+_GSM = Path(__file__).resolve().parents[2] / "sample_data" / "gsm"
+
+
+class _FakeUpload:
+    """What ``st.file_uploader`` returns: a name and the bytes."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def _efficiency_with(
+    monkeypatch, problems: bytes, proofs: bytes, scored: bytes | None = None
+) -> AppTest:
+    """The Efficiency page with its uploaders given these files."""
+    import streamlit
+
+    def uploader(label, *args, **kwargs):
+        if label.startswith("problems"):
+            return _FakeUpload("problems.jsonl", problems)
+        if label.startswith("proofs"):
+            return _FakeUpload("proofs.jsonl", proofs)
+        if label.startswith("scored") and scored is not None:
+            return _FakeUpload("scored.jsonl", scored)
+        return None
+
+    monkeypatch.setattr(streamlit, "file_uploader", uploader)
+    monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    return _run(at, "pages/efficiency.py")
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _with(line: bytes, **fields) -> bytes:
+    import json
+
+    return (json.dumps({**json.loads(line), **fields}) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        # the three uploads that crashed the page: a proof whose efficiency is not a number,
+        # a proof whose distance is not a number, a problems file without usable records
+        ("efficiency text", "proofs.jsonl: record 1: skipped: efficiency is 'high'"),
+        ("distance text", "proofs.jsonl: record 1: skipped: distance_dfs is 'far'"),
+        ("no problem ids", "problems.jsonl: no usable problem record"),
+    ],
+)
+def test_bad_efficiency_uploads_are_named_and_the_page_stays_up(monkeypatch, kind, expected):
+    problems, proofs = _lines(_GSM / "problems.jsonl"), _lines(_GSM / "proofs.jsonl")
+    if kind == "efficiency text":
+        proofs[0] = _with(proofs[0], efficiency="high")
+    elif kind == "distance text":
+        proofs[0] = _with(proofs[0], distance_dfs="far")
+    else:
+        problems = [b'{"text": "no id"}\n']
+    at = _efficiency_with(monkeypatch, b"".join(problems), b"".join(proofs))
+    shown = [w.value.replace("\\", "") for w in at.warning] + [
+        e.value.replace("\\", "") for e in at.error
+    ]
+    assert any(expected in m for m in shown), shown
+    if kind != "no problem ids":  # the other records still show
+        assert any("uploaded" in c.value for c in at.caption)
+
+
+def test_efficiency_reruns_leave_no_new_folder(monkeypatch):
+    """It made a temp folder on every rerun and never removed it (issue 10)."""
+    from pages import common
+
+    problems, proofs = (_GSM / "problems.jsonl").read_bytes(), (_GSM / "proofs.jsonl").read_bytes()
+    at = _efficiency_with(monkeypatch, problems, proofs)
+    root = common.upload_store().root
+    before = sorted(p for p in root.rglob("*") if p.is_dir())
+    for _ in range(3):
+        _run(at)
+    assert sorted(p for p in root.rglob("*") if p.is_dir()) == before
+    assert any("uploaded" in c.value for c in at.caption)
+
+
+def test_a_bad_scored_proofs_upload_is_named_by_its_file(monkeypatch):
+    """The model-proofs uploader goes through the same store; its error names the upload,
+    never the private folder it was stored in."""
+    problems, proofs = (_GSM / "problems.jsonl").read_bytes(), (_GSM / "proofs.jsonl").read_bytes()
+    at = _efficiency_with(monkeypatch, problems, proofs, scored=b"{not json\n")
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("Could not read the scored proofs: scored.jsonl: line 1" in e for e in errors), (
+        errors
+    )
+    assert not any("dagmath-viz-uploads" in e for e in errors)

@@ -200,9 +200,116 @@ def test_bad_uploads_are_refused_and_named(app_page, page_events, bad_server, tm
     _assert_nothing_ran(app_page, "uploads")
     # nothing landed outside the upload folder, and nothing escaped it
     after = [p for p in _upload_tree(server_tmp) if p not in before]
-    assert after and all(p.startswith("dagmath-viz-uploads/") for p in after), after
+    assert after and all(p.startswith("dagmath-viz-uploads-") for p in after), after
     assert not [p for p in after if "30_escaped" in p or "bomb" in p]
     assert not ABSOLUTE_MEMBER.exists()
     assert not list(server_tmp.parent.rglob("30_escaped*"))
     assert not os.path.exists(server_tmp.parent / "30_escaped.json")
     _clean_console(page_events)
+
+
+# --------------------------------------------------------------------------- quadratic memory
+
+STAR_STEPS = 12_000
+MAX_SERVER_RSS_BYTES = 1.5 * 1024**3
+
+
+def _star_trajectory_file(folder: Path) -> Path:
+    """The red team's reproduction: one trajectory of 12,000 steps, all citing step 1."""
+    steps = [{"step_id": 1, "text": "Let $a = 1$.", "direct_dependent_steps": None}]
+    steps += [
+        {"step_id": i, "text": f"Step {i}: $a_{{{i}}} = a$.", "direct_dependent_steps": [1]}
+        for i in range(2, STAR_STEPS + 1)
+    ]
+    steps[-1]["text"] = r"The final answer is $\boxed{1}$."
+    path = folder / "star" / "m" / "d" / "problem_1_all_samples.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps([{"problem_id": 1, "sample_id": 0, "steps": steps}]))
+    return path.parents[2]
+
+
+def _peak_rss(pid: int) -> int:
+    """The process's high-water resident size (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmHWM in /proc status")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_dead_ends_of_a_12000_step_trajectory_stay_within_memory(app_page, tmp_path):
+    """Before: 72 MB -> 3.55 GB for this one file. The server's peak must stay under 1.5 GB."""
+    from tests.app.browser import StreamlitServer
+
+    server = StreamlitServer(REPO_ROOT / "app.py", ("--data", str(_star_trajectory_file(tmp_path))))
+    try:
+        app_page.set_default_timeout(120_000)
+        app_page.goto(server.url + "/dead_ends")
+        # the first run reruns once to set up navigation: wait for the page's own last line
+        app_page.get_by_text("dead ends match").wait_for(timeout=300_000)
+        wait_for_app(app_page, timeout_ms=120_000)
+        body = app_page.inner_text("body")
+        assert "Traceback" not in body
+        assert app_page.locator("[data-testid=stException]").count() == 0
+        assert f"{STAR_STEPS - 2:,} dead ends match" in body  # every step but 1 and the last
+        assert "more than 20,000 steps are left out" in body  # the page states its cap
+        peak = _peak_rss(server.proc.pid)
+        print(f"server VmHWM on Dead ends of {STAR_STEPS:,} steps: {peak / 2**20:.0f} MB")
+        assert peak < MAX_SERVER_RSS_BYTES
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------------------- upload lifetime
+
+
+def test_a_closed_tabs_uploads_are_deleted_and_sessions_share_nothing(
+    chromium_browser, tmp_path, monkeypatch
+):
+    """Two tabs upload the same zip (one member refused): each keeps its own copy and its own
+    warning. Closing a tab deletes its copy (a background sweep asks the runtime every
+    minute); the other tab's copy stays. The folder is private (0700) and fresh."""
+    import stat
+    import time
+
+    from tests.app.browser import StreamlitServer
+
+    server_tmp = tmp_path / "server-tmp"
+    server_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(server_tmp))
+    zipped = (BAD / "30_zip_traversal.zip").read_bytes()
+    server = StreamlitServer(REPO_ROOT / "app.py")
+    contexts, counts = [], []
+    try:
+        for _ in range(2):
+            context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+            contexts.append(context)
+            page = context.new_page()
+            page.set_default_timeout(120_000)
+            _open(page, server.url)
+            page.get_by_text("Uploaded files", exact=True).click()
+            wait_for_app(page)
+            page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(
+                [{"name": "t.zip", "mimeType": "application/zip", "buffer": zipped}]
+            )
+            page.get_by_text("load or scoring problems").wait_for()
+            wait_for_app(page)
+            label = page.get_by_text("load or scoring problems").first.inner_text()
+            counts.append(int(label.split("load or scoring")[0].split()[-1].replace(",", "")))
+        # the zip's three escaping members are refused and named in both tabs
+        assert counts[0] == counts[1] >= 3, counts
+        (root,) = [p for p in server_tmp.iterdir() if p.name.startswith("dagmath-viz-uploads-")]
+        assert stat.S_IMODE(root.stat().st_mode) == 0o700
+        sessions = sorted(p for p in root.iterdir() if p.is_dir())
+        assert len(sessions) == 2  # one copy per tab
+        contexts.pop(0).close()  # close the first tab
+        for _ in range(240):  # a hang guard: the sweep runs every 60 s
+            left = sorted(p for p in root.iterdir() if p.is_dir())
+            if len(left) == 1:
+                break
+            time.sleep(0.5)
+        assert len(left) == 1 and any(left[0].rglob("*.json"))  # the open tab's copy stays
+    finally:
+        for context in contexts:
+            context.close()
+        server.stop()
