@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import pytest
 
@@ -229,6 +230,25 @@ def test_progress_plain_lines_and_tty_bar():
 # --------------------------------------------------------------------------- sync entry point
 
 
+def _in_a_thread_with_a_running_loop(caller):
+    """Run ``caller()`` (a coroutine function) in a fresh thread whose own loop is running,
+    whatever this test session's thread is doing (Playwright's sync API runs one here)."""
+    outcome = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = asyncio.run(caller())
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
 def test_runs_complete_inside_a_thread_whose_event_loop_is_running():
     # A Jupyter cell, or a test session driving Playwright's sync API, already runs a loop
     # in the caller's thread, where asyncio.run refuses to start.
@@ -238,8 +258,7 @@ def test_runs_complete_inside_a_thread_whose_event_loop_is_running():
     async def caller() -> int:
         return run_to_completion(answer)
 
-    assert asyncio.run(caller()) == 42
-    assert run_to_completion(answer) == 42  # and with no loop running
+    assert _in_a_thread_with_a_running_loop(caller) == 42
 
 
 def test_an_error_inside_a_run_reaches_the_caller():
@@ -250,4 +269,4 @@ def test_an_error_inside_a_run_reaches_the_caller():
         run_to_completion(fail)
 
     with pytest.raises(FatalAPIError, match="refused"):
-        asyncio.run(caller())
+        _in_a_thread_with_a_running_loop(caller)
