@@ -43,6 +43,14 @@ _TOKEN = re.compile(
 )
 
 
+#: a whole answer that is one number with thousands separators, like ``-1,234,567.5``
+_THOUSANDS = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
+
+
+#: an unboxed final step that states its answer in the usual words
+_SENTENCE = re.compile(r"\s*The (?:final )?answer is\s+\$?(?P<answer>[^$]*?)\$?\s*\.?\s*")
+
+
 class _Unread(Exception):
     """The text is outside the subset this module reads exactly."""
 
@@ -266,23 +274,31 @@ def _sqrt(v: Value) -> Value:
     return {(inside, 0, 0): Fraction(outside, q)}
 
 
-def read_value(text: str) -> tuple[str, tuple[Value, ...]] | None:
-    """Read ``text`` into (shape, values), or None when outside the subset.
+@lru_cache(maxsize=65536)  # each distinct string is read once: answers repeat a lot
+def read_value(text: str) -> tuple[str, tuple[Value, ...], bool] | None:
+    """Read ``text`` into (shape, values, exact), or None when outside the subset.
 
     ``shape`` is ``"value"`` for one value and ``"()"`` for a parenthesised tuple of two or
-    more values.
+    more values; ``exact`` is False when a decimal is written (math-verify rounds those).
+    The result is cached and shared: do not modify it.
 
     >>> read_value(r"2\\sqrt{3}")[1] == read_value(r"\\sqrt{12}")[1]
     True
     >>> read_value("the answer") is None
     True
     """
+    sentence = _SENTENCE.fullmatch(text)
+    if sentence is not None:
+        text = sentence["answer"]  # math-verify reads the answer out of such a sentence
+    if _THOUSANDS.fullmatch(text.strip()):
+        text = text.replace(",", "")  # math-verify reads "1,234,567" as one integer
     try:
         toks = _tokens(text)
     except _Unread:
         return None
     if not toks:
         return None
+    exact = not any(kind == "num" and "." in tok for kind, tok in toks)
     try:
         if toks[0][1] == "(" and any(t[1] == "," for t in toks):
             p = _Parser(toks)
@@ -292,16 +308,20 @@ def read_value(text: str) -> tuple[str, tuple[Value, ...]] | None:
                 p.i += 1
                 items.append(p.expr())
             p.take(")")
-            if p.i != len(toks) or len(items) < 2:
-                return None
-            return "()", tuple(items)
+            if p.i != len(toks) or len(items) < 2 or sentence is not None:
+                return None  # math-verify does not read a tuple out of a sentence
+            return "()", tuple(items), exact
         p = _Parser(toks)
         v = p.expr()
         if p.i != len(toks):
             return None
-        return "value", (v,)
+        return "value", (v,), exact
     except (_Unread, ZeroDivisionError, OverflowError):
         return None
+
+
+def _rational(v: Value) -> bool:
+    return all(key == (1, 0, 0) for key in v)
 
 
 def _numeric(v: Value, x: float) -> float:
@@ -342,12 +362,14 @@ def exact_verdict(reference: str, prediction: str) -> bool | None:
     b = read_value(prediction)
     if b is None:
         return None
-    shape_a, va = a
-    shape_b, vb = b
+    shape_a, va, exact_a = a
+    shape_b, vb, exact_b = b
     if shape_a != shape_b or len(va) != len(vb):
-        return None  # tuple against number, or tuples of different length: math-verify decides
+        return False  # a tuple against a number, or tuples of different lengths
     if va == vb:
         return True
+    if exact_a and exact_b and all(_rational(x) for x in (*va, *vb)):
+        return False  # exact rationals (no decimal written): math-verify compares them exactly
     if all(x == y or _far(x, y) for x, y in zip(va, vb, strict=True)):
         return False
     return None

@@ -33,9 +33,17 @@ from dagmath_viz.exactforms import exact_verdict, read_value
         ("(2, 3)", "(3, 2)", False),
         (r"\dfrac{6}{14}", "3/7", True),
         ("0.25", r"\frac{1}{4}", True),
+        ("(5, 6)", "5", False),  # a pair is no number
+        ("(5, 6)", "(5, 6, 7)", False),
+        ("12", "The answer is 12.", True),
+        ("(3, 6)", "The answer is (3, 6).", None),  # math-verify says no: left to it
+        (r"4\sqrt{2}", r"The answer is 2\sqrt{4}.", False),  # 5.66 vs 4
+        ("1234567", "1,234,567", True),  # thousands separators, as math-verify reads them
+        ("1234567", "1,334,567", False),
+        ("618307", "The answer is 618306.", False),  # exact integers: exactly compared
     ],
 )
-def test_hand_worked(reference: str, prediction: str, expected: bool) -> None:
+def test_hand_worked(reference: str, prediction: str, expected: bool | None) -> None:
     assert exact_verdict(reference, prediction) is expected
 
 
@@ -45,7 +53,7 @@ def test_hand_worked(reference: str, prediction: str, expected: bool) -> None:
         "the answer is 5",
         r"\sqrt23",  # \sqrt{2}3 in LaTeX, easily misread
         "2 3",  # 23? 2*3?
-        "1,234",  # thousands separator or a pair
+        "12,34",  # not a thousands separator: a pair?
         r"\sqrt[3]{8}",
         "x = 5",
         r"5\text{ cm}",
@@ -64,7 +72,7 @@ def test_unread_forms_go_to_math_verify(text: str) -> None:
 def _spellings(rng: random.Random) -> list[tuple[str, str]]:
     """Pairs of answer spellings: same value in other forms, and nearby other values."""
     pairs: list[tuple[str, str]] = []
-    for _ in range(150):
+    for _ in range(60):
         p, q = rng.randint(1, 60), rng.randint(2, 60)
         k = rng.randint(2, 5)
         fracs = [
@@ -166,8 +174,17 @@ def _spellings(rng: random.Random) -> list[tuple[str, str]]:
             f"{n}^1",
             rf"{n}\%",
             f"{n / 100:g}",
+            f"{n:,}",
+            f"{n + 1:,}",
+            f"{n * 1000 + 7:,}",
+            f"{n:,}.0",
+            f"{n:,}.5",
         ]
         pairs += [(ints[0], i) for i in ints] + [(ints[9], i) for i in ints]
+        # unboxed finals that state the answer in a sentence
+        for ref, spelt in rng.sample(pairs[-120:], 8):
+            pairs.append((ref, f"The answer is {spelt}."))
+            pairs.append((ref, f"The final answer is ${spelt}$"))
     return list(dict.fromkeys(pairs))
 
 
