@@ -48,7 +48,9 @@ _THOUSANDS = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
 
 
 #: an unboxed final step that states its answer in the usual words
-_SENTENCE = re.compile(r"\s*The (?:final )?answer is\s+\$?(?P<answer>[^$]*?)\$?\s*\.?\s*")
+#: (math-verify reads rational numbers out of "The answer is 3/7." but not expressions such as
+#: 2\sqrt{3}, nor anything out of "The final answer is $...$": those are left to it)
+_SENTENCE = re.compile(r"\s*The answer is\s+(?P<answer>[^$]*?)\s*\.?\s*")
 
 
 class _Unread(Exception):
@@ -313,7 +315,7 @@ def read_value(text: str) -> tuple[str, tuple[Value, ...], bool] | None:
             return "()", tuple(items), exact
         p = _Parser(toks)
         v = p.expr()
-        if p.i != len(toks):
+        if p.i != len(toks) or (sentence is not None and not _rational(v)):
             return None
         return "value", (v,), exact
     except (_Unread, ZeroDivisionError, OverflowError):

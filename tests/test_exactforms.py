@@ -37,6 +37,8 @@ from dagmath_viz.exactforms import exact_verdict, read_value
         ("(5, 6)", "(5, 6, 7)", False),
         ("12", "The answer is 12.", True),
         ("(3, 6)", "The answer is (3, 6).", None),  # math-verify says no: left to it
+        (r"2\pi", r"The answer is 2\pi.", None),  # the same
+        ("12", "The final answer is $12$", None),  # the same
         (r"4\sqrt{2}", r"The answer is 2\sqrt{4}.", False),  # 5.66 vs 4
         ("1234567", "1,234,567", True),  # thousands separators, as math-verify reads them
         ("1234567", "1,334,567", False),
