@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the app and the tests need, idempotently: a venv in .venv with the
 # pinned Python packages, this package in editable mode, and (with --browser) Debian's
-# Chromium for the real-browser tests. Never downloads a browser build of its own.
+# Chromium and strace for the real-browser tests. Never downloads a browser build of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,10 +18,18 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
-if [ "${1:-}" = "--browser" ] && [ ! -x /usr/bin/chromium ]; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "setup: installing Debian's chromium for the browser tests" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+# --browser: Debian's chromium (the browser tests) and strace (the loopback test traces the
+# app server's connect calls, tests/app/test_loopback.py)
+if [ "${1:-}" = "--browser" ]; then
+  missing=""
+  [ -x /usr/bin/chromium ] || missing="$missing chromium"
+  command -v strace >/dev/null || missing="$missing strace"
+  if [ -n "$missing" ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing Debian's$missing for the browser tests" >&2
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  fi
 fi

@@ -1,4 +1,5 @@
-"""cli.py: `dagmath score` and `dagmath report`, end to end, including every bad-input exit."""
+"""The ``dagmath`` command (dagmath_viz/cli/): score and report end to end, every bad-input
+exit, the exit codes, ``-`` for stdin, --quiet/--verbose, and escaped names."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def test_fewshot_score_then_report(shared_data: Path, tmp_path: Path) -> None:
 def test_mixed_run_scores_every_good_trajectory(data_dir: Path, tmp_path: Path) -> None:
     scored = tmp_path / "out" / "scored.jsonl"
     proc = dagmath("score", data_dir / "mixed_run", "-o", scored)
-    assert proc.returncode == 0
+    assert proc.returncode == 4  # results written, but a file and a line were unreadable
     lines = proc.stderr.splitlines()
     # answers.json + 3 official files + extra.jsonl; 2 + 2 + 0 + 2 trajectories
     assert lines[-1] == (
@@ -126,7 +127,7 @@ def test_mixed_run_scores_every_good_trajectory(data_dir: Path, tmp_path: Path) 
 @pytest.fixture(scope="module")
 def mixed_scored(data_dir: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mixed") / "scored.jsonl"
-    assert main(["score", str(data_dir / "mixed_run"), "-o", str(out)]) == 0
+    assert main(["score", str(data_dir / "mixed_run"), "-o", str(out)]) == 4
     return out
 
 
@@ -176,7 +177,7 @@ def test_report_by_model(capsys, mixed_scored: Path) -> None:
 def test_score_to_stdout_and_errors_file(capsys, data_dir: Path, tmp_path: Path) -> None:
     errors = tmp_path / "errors.txt"
     code, out, err = run(capsys, "score", data_dir / "mixed_run", "--errors", errors)
-    assert code == 0
+    assert code == 4
     assert len(out.splitlines()) == 6  # -o defaults to stdout
     assert len(errors.read_text(encoding="utf-8").splitlines()) == 2
     assert err.splitlines()[-1].startswith("dagmath: 5 files read")
@@ -198,8 +199,8 @@ def test_nothing_to_score_is_a_one_line_failure(tmp_path: Path) -> None:
 
 BAD_SCORE_CASES = [
     # files to create, extra arguments, fragment of the last stderr line, exit code
-    pytest.param({}, ["MISSING"], "nothing to score", 2, id="missing-path"),
-    pytest.param({"bad.json": "[{"}, [], "nothing to score", 2, id="only-invalid-json"),
+    pytest.param({}, ["MISSING"], "nothing to score", 3, id="missing-path"),
+    pytest.param({"bad.json": "[{"}, [], "nothing to score", 3, id="only-invalid-json"),
     pytest.param(
         {"ok.jsonl": '{"steps": [{"step_id": 1, "text": "1"}]}\n', "key.json": '{"1": }'},
         ["--answers", "key.json"],
@@ -225,29 +226,30 @@ def test_bad_score_input(capsys, tmp_path: Path, files: dict, extra: list, fragm
 
 
 BAD_REPORT_CASES = [
-    # scored-file content, extra arguments, fragment of the error
-    pytest.param("", [], "no scored records found", id="empty-file"),
+    # scored-file content, extra arguments, fragment of the error, exit code
+    pytest.param("", [], "no scored records found", 3, id="empty-file"),
     pytest.param(
         '{"model": "m", "dataset": "d", "problem_id": "1", "n_nodes": "x", "dead_ends": [],'
         ' "closeness_rate": 1, "class": "perfect"}\n',
         [],
         "no scored records found",
+        3,
         id="bad-scored-record",
     ),
-    pytest.param(None, ["--by", "model,colour"], "unknown column(s) colour", id="unknown-by"),
+    pytest.param(None, ["--by", "model,colour"], "unknown column(s) colour", 2, id="unknown-by"),
 ]
 
 
-@pytest.mark.parametrize(("content", "extra", "fragment"), BAD_REPORT_CASES)
-def test_bad_report_input(capsys, tmp_path: Path, mixed_scored: Path, content, extra, fragment):
+@pytest.mark.parametrize(("content", "extra", "fragment", "code"), BAD_REPORT_CASES)
+def test_bad_report_input(capsys, tmp_path: Path, mixed_scored, content, extra, fragment, code):
     path = mixed_scored
     if content is not None:
         path = tmp_path / "scored.jsonl"
         path.write_text(content, encoding="utf-8")
     capsys.readouterr()
-    code, _, err = run(capsys, "report", path, *extra)
-    assert code == 1
-    assert fragment in err.splitlines()[-1]
+    got, _, err = run(capsys, "report", path, *extra)
+    assert got == code
+    assert fragment in err
 
 
 def test_bad_input_never_shows_a_traceback(tmp_path: Path) -> None:
@@ -260,12 +262,291 @@ def test_bad_input_never_shows_a_traceback(tmp_path: Path) -> None:
     )
     (tmp_path / "broken.json").write_text("[1, 2", encoding="utf-8")
     proc = dagmath("report", tmp_path, "--format", "json")  # asserts no Traceback
-    assert proc.returncode == 1
+    assert proc.returncode == 3  # nothing could be loaded
     assert "'closeness_rate' is 'high'" in proc.stderr
 
 
 def test_version(capsys) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--version"])
-    assert exit_info.value.code == 0
+    assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("dagmath ")
+
+
+# --------------------------------------------------------------------------- conventions
+
+GOOD_LINE = '{"model": "m", "problem_id": "1", "steps": [{"step_id": 1, "text": "\\\\boxed{2}"}]}'
+
+
+def test_score_reads_stdin_and_names_it(tmp_path: Path) -> None:
+    """``-`` is standard input; the records and the issues call it <stdin>, not a temp file."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagmath_viz", "score", "-", "--no-cache"],
+        input=GOOD_LINE + "\n{broken\n",
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 4, proc.stderr  # one record scored, one line refused
+    (record,) = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert record["model"] == "m" and record["n_nodes"] == 1
+    assert record["source"].startswith("<stdin>")
+    assert "<stdin>: line 2" in proc.stderr and "dagmath-stdin-" not in proc.stderr
+
+
+def test_score_pipes_into_report(tmp_path: Path, data_dir: Path) -> None:
+    """``dagmath score ... | dagmath report -``: one record per trajectory reaches report."""
+    score = subprocess.Popen(
+        [sys.executable, "-m", "dagmath_viz", "score", str(data_dir / "mixed_run"), "-q"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    report = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dagmath_viz",
+            "report",
+            "-",
+            "--format",
+            "json",
+            "--bootstrap",
+            "0",
+        ],
+        cwd=REPO,
+        stdin=score.stdout,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    score.stdout.close()
+    assert score.wait(timeout=120) == 4 and score.stderr.read() == b""  # -q: nothing on stderr
+    assert report.returncode == 0, report.stderr
+    groups = {(g["model"], g["dataset"]): g for g in json.loads(report.stdout)}
+    assert groups[("model_a", "algebra")]["n_trajectories"] == 4  # as in the mixed-run test
+
+
+@pytest.mark.parametrize(
+    ("stdin", "fragment"),
+    [
+        ("", "standard input is empty"),
+        ("not json at all\n", "<stdin>: line 1"),
+        ("[]\n", "no scored records found in <stdin>"),
+    ],
+    ids=["empty", "not-json", "no-record"],
+)
+def test_a_pipe_with_nothing_valid_says_why(stdin: str, fragment: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagmath_viz", "report", "-"],
+        input=stdin,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3
+    assert fragment in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_quiet_and_verbose(capsys, data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    code, _, err = run(capsys, "score", data_dir / "mixed_run", "-o", out, "--quiet")
+    assert code == 4 and err == ""
+    code, _, err = run(capsys, "score", data_dir / "mixed_run", "-o", out, "-v")
+    assert code == 4
+    assert err.count("dagmath: error: ") == 2 and "files read" in err
+    code, _, err = run(capsys, "score", data_dir / "mixed_run", "-o", out, "-q", "-v")
+    assert code == 2 and "not allowed with" in err
+
+
+def test_verbose_shows_every_issue(capsys, tmp_path: Path) -> None:
+    """Beyond 20 issues the default output stops and says how to see the rest; -v shows all."""
+    lines = [GOOD_LINE] + [f"{{bad {i}" for i in range(25)]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "o.jsonl"
+    code, _, err = run(capsys, "score", tmp_path / "many.jsonl", "-o", out, "--no-cache")
+    assert code == 4
+    assert err.count("invalid JSON") == 20 and "... 5 more issues" in err
+    code, _, err = run(capsys, "score", tmp_path / "many.jsonl", "-o", out, "--no-cache", "-v")
+    assert err.count("invalid JSON") == 25 and "more issues" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "x.jsonl", "--bootstrap", "-5"],
+        ["report", "x.jsonl", "--bootstrap", "many"],
+        ["score", "x", "--workers", "0"],
+        ["simulate", "t.json", "--policy", "uniform", "--samples", "0", "-o", "d"],
+        ["score", "x", "--no-such-option"],
+        ["app", "stray"],
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_2_without_a_traceback(capsys, argv: list[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "Traceback" not in err
+
+
+def test_help_shows_defaults(capsys) -> None:
+    assert main(["report", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: model,dataset)" in text and "(default: 1000)" in text
+    assert "(default: table)" in text and "(default: None)" not in text
+    assert main(["score", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: -)" in text and "(default: every CPU" in text
+
+
+def test_errors_name_their_file_and_never_an_empty_one(capsys, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    # the output's folder is a file: the error names the path that failed
+    code, _, err = run(
+        capsys, "score", REPO / "tests" / "data" / "mixed_run", "-o", blocker / "o.jsonl", "-q"
+    )
+    assert code == 1
+    (line,) = err.splitlines()
+    assert line.startswith(f"dagmath: error: {blocker}") and ": :" not in line
+
+
+def test_an_os_error_without_a_name_prints_only_its_reason() -> None:
+    from dagmath_viz.cli import _os_error_text
+
+    assert _os_error_text(OSError(28, "No space left on device")) == "No space left on device"
+    assert _os_error_text(OSError(2, "No such file", "a.json")) == "a.json: No such file"
+    assert _os_error_text(OSError("odd")) == "odd"
+
+
+def test_a_closed_stdout_is_quiet(data_dir: Path) -> None:
+    """``dagmath score ... | head -1``: no 'Broken pipe' message, no traceback."""
+    proc = subprocess.run(
+        f"{sys.executable} -m dagmath_viz score {data_dir / 'mixed_run'} -q | head -c 10",
+        shell=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert len(proc.stdout) == 10
+    assert proc.stderr == ""
+
+
+def test_an_internal_error_is_one_line_and_a_hint(capsys, monkeypatch) -> None:
+    from dagmath_viz.cli import report
+
+    def boom(args):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(report, "run_report", boom)
+    monkeypatch.setattr(report, "register", _register_with(boom, report.register))
+    assert main(["report", "x"]) == 70
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error (KeyError: 'surprise')" in err
+    assert "--verbose" in err
+    assert main(["report", "x", "--verbose"]) == 70
+    assert "Traceback" in capsys.readouterr().err  # asked for
+
+
+def _register_with(handler, register):
+    def wrapped(sub):
+        register(sub)
+        sub.choices["report"].set_defaults(func=handler)
+
+    return wrapped
+
+
+HOSTILE = "m\x1b[2J\x1b]0;owned\x07\u202e24\x9b"
+
+
+def test_report_never_prints_control_characters_raw(capsys, tmp_path: Path) -> None:
+    """Escape codes and bidi overrides in a model name are shown escaped, in every format."""
+    line = GOOD_LINE.replace('"model": "m"', f'"model": {json.dumps(HOSTILE)}')
+    (tmp_path / "run.jsonl").write_text(line + "\n", encoding="utf-8")
+    scored = tmp_path / "scored.jsonl"
+    assert main(["score", str(tmp_path / "run.jsonl"), "-o", str(scored), "--no-cache"]) == 0
+    capsys.readouterr()
+    for fmt in ("table", "csv", "json"):
+        code, out, err = run(capsys, "report", scored, "--format", fmt, "--bootstrap", "0")
+        assert code == 0
+        for raw in ("\x1b", "\x07", "\u202e", "\x9b"):
+            assert raw not in out + err, (fmt, raw)
+        if fmt == "json":  # the same name, written with JSON escapes
+            assert json.loads(out)[0]["model"] == HOSTILE
+        else:
+            assert "m\\x1b[2J\\x1b]0;owned\\x07\\u202e24\\x9b" in out
+
+
+def test_no_import_cycle_in_the_cli_package() -> None:
+    """Command modules (and logic/cli.py at import time) take only ``common`` from the package
+    whose ``main`` imports them; never ``main`` or the parser."""
+    import ast
+
+    modules = [*(REPO / "dagmath_viz" / "cli").glob("*.py"), REPO / "dagmath_viz/logic/cli.py"]
+    for path in modules:
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top_level = [n for n in tree.body if isinstance(n, ast.ImportFrom | ast.Import)]
+        for node in top_level:
+            if isinstance(node, ast.ImportFrom) and node.module == "dagmath_viz.cli":
+                assert {a.name for a in node.names} <= {"common"}, path
+            if isinstance(node, ast.Import):
+                assert "dagmath_viz.cli" not in {a.name for a in node.names}, path
+
+
+# --------------------------------------------------------------------------- output files
+
+
+def test_output_to_dev_null_leaves_the_device(capsys, data_dir: Path) -> None:
+    """``-o /dev/null`` writes through: the device stays a device (a rename would have
+    replaced it with a regular file, as root for the whole machine)."""
+    import stat as st
+
+    before = Path("/dev/null").stat()
+    code, _, _ = run(capsys, "score", data_dir / "mixed_run", "-o", "/dev/null", "-q")
+    assert code == 4
+    after = Path("/dev/null").stat()
+    assert st.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    assert st.S_IMODE(after.st_mode) == st.S_IMODE(before.st_mode)
+
+
+def test_output_to_a_fifo_writes_through(capsys, data_dir: Path, tmp_path: Path) -> None:
+    import os
+    import stat as st
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    code, _, _ = run(capsys, "score", data_dir / "mixed_run", "-o", fifo, "-q")
+    reader.join(timeout=60)
+    assert code == 4 and st.S_ISFIFO(fifo.lstat().st_mode)
+    assert len(got[0].splitlines()) == 6  # the mixed run's six trajectories
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_output_through_a_symlink_keeps_the_link_and_the_mode(capsys, data_dir, tmp_path):
+    import os
+    import stat as st
+
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    real.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    code, _, _ = run(capsys, "score", data_dir / "mixed_run", "-o", link, "-q")
+    assert code == 4 and link.is_symlink()
+    assert len(real.read_text().splitlines()) == 6
+    assert st.S_IMODE(real.stat().st_mode) == 0o640
+    new = tmp_path / "new.jsonl"
+    old_mask = os.umask(0o022)
+    try:
+        run(capsys, "score", data_dir / "mixed_run", "-o", new, "-q")
+    finally:
+        os.umask(old_mask)
+    assert st.S_IMODE(new.stat().st_mode) == 0o644  # the umask's, not mkstemp's 0600

@@ -53,7 +53,7 @@ def test_scored_jsonl_rows_have_no_trajectory(tmp_path):
     _write_run(tmp_path)
     scored = load_corpus([tmp_path]).scored
     path = tmp_path / "out" / "scored.jsonl"
-    assert main(["score", str(tmp_path), "-o", str(path)]) == 0
+    assert main(["score", str(tmp_path), "-o", str(path)]) == 4  # written; broken.json named
     corpus = load_corpus([path])
     assert len(corpus) == 4 and corpus.trajectory(0) is None
     assert list(corpus.scored["class"]) == list(scored["class"])

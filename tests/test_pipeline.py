@@ -75,7 +75,8 @@ def test_score_command_same_output_for_any_worker_count(tmp_path, data_dir, monk
     outputs = []
     for extra in (["-j", "1"], ["-j", "2", "--no-cache"], ["--cache-dir", str(tmp_path / "c")]):
         out = tmp_path / f"out{len(outputs)}.jsonl"
-        assert main(["score", str(run), "-o", str(out), *extra]) == 0
+        # 4: written, with the run's unreadable files named (README "Command line")
+        assert main(["score", str(run), "-o", str(out), *extra]) == 4
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
     assert (tmp_path / "c").is_dir()  # the verdict cache went where it was told

@@ -18,9 +18,15 @@ import pytest
 
 from dagmath_viz.answers import extract_boxed
 from dagmath_viz.bundled import MARKER_NAME, is_bundled_sample
-from dagmath_viz.cli_simulate import main as simulate_main
+from dagmath_viz.cli import main as dagmath_main
 from dagmath_viz.schema import DagMathError
 from dagmath_viz.simulate import load_task_dag
+
+
+def simulate_main(argv: list[str]) -> int:
+    """``dagmath simulate ARGV``: the command as a user runs it."""
+    return dagmath_main(["simulate", *argv])
+
 
 ROOT = Path(__file__).parents[1] / "sample_data"
 RUNS = ROOT / "runs"

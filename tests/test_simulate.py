@@ -1,4 +1,4 @@
-"""Tests for dagmath_viz.simulate and dagmath_viz.cli_simulate (DEFINITIONS.md §5).
+"""Tests for dagmath_viz.simulate and dagmath_viz.cli.simulate (DEFINITIONS.md §5).
 
 Every expected value is derived by hand or in closed form in the comment next to it.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.cli_simulate import main
+from dagmath_viz.cli import main as dagmath_main
 from dagmath_viz.schema import DagMathError, UnsafePathError
 from dagmath_viz.simulate import (
     ExactTooLargeError,
@@ -27,6 +27,12 @@ from dagmath_viz.simulate import (
     walk_to_record,
     write_samples,
 )
+
+
+def main(argv: list[str]) -> int:
+    """``dagmath simulate ARGV``: the command as a user runs it."""
+    return dagmath_main(["simulate", *argv])
+
 
 RIGHT = "The final answer is $\\boxed{1}$."
 WRONG = "The final answer is $\\boxed{0}$."
@@ -242,7 +248,8 @@ def test_cli_wrong_sink_aversion(tmp_path: Path, capsys) -> None:
         "prr": pytest.approx(0.5),
         "pass_at_1": pytest.approx(0.5 + q / 2),
     }
-    assert main([str(task), "--policy", "uniform", "--exact", "--wrong-sink-aversion", "1"]) == 1
+    # a usage error (README exit codes)
+    assert main([str(task), "--policy", "uniform", "--exact", "--wrong-sink-aversion", "1"]) == 2
     assert "--policy focused" in capsys.readouterr().err
     out = tmp_path / "out"
     argv = [str(task), "--policy", "focused", "--wrong-sink-aversion", "2", "--samples", "3"]
@@ -479,19 +486,19 @@ def test_cli_through_the_dagmath_command(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize(
-    ("doc", "extra", "needle"),
+    ("doc", "extra", "needle", "code"),
     [
-        ("[{", [], "invalid JSON"),
-        (json.dumps(gold([(None, "a"), ([1], WRONG)])), [], "no sink"),
-        (json.dumps(toy_doc(3)), ["-o", "x"], "drop -o"),
-        (json.dumps(toy_doc(3)), ["--focus", "1"], "--policy focused"),
+        ("[{", [], "invalid JSON", 1),
+        (json.dumps(gold([(None, "a"), ([1], WRONG)])), [], "no sink", 1),
+        (json.dumps(toy_doc(3)), ["-o", "x"], "drop -o", 2),  # usage errors exit 2
+        (json.dumps(toy_doc(3)), ["--focus", "1"], "--policy focused", 2),
     ],
     ids=["invalid json", "no correct sink", "exact with output", "uniform with focus"],
 )
-def test_cli_bad_input_is_one_line(tmp_path: Path, capsys, doc: str, extra, needle: str) -> None:
+def test_cli_bad_input_is_one_line(tmp_path: Path, capsys, doc: str, extra, needle, code) -> None:
     task = tmp_path / "task.json"
     task.write_text(doc, encoding="utf-8")
-    assert main([str(task), "--policy", "uniform", "--exact", *extra]) == 1
+    assert main([str(task), "--policy", "uniform", "--exact", *extra]) == code
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err and "Traceback" not in err
     if needle in ("invalid JSON", "no sink"):
@@ -503,7 +510,7 @@ def test_cli_missing_file_and_missing_options(tmp_path: Path, capsys) -> None:
     assert main([str(missing), "--policy", "uniform", "--exact"]) == 1
     assert str(missing) in capsys.readouterr().err
     task = write_doc(tmp_path, toy_doc(2))
-    assert main([str(task), "--policy", "uniform"]) == 1  # neither --exact nor -o/--samples
+    assert main([str(task), "--policy", "uniform"]) == 2  # neither --exact nor -o/--samples
     assert "--samples" in capsys.readouterr().err
     assert main([str(task)]) == 2  # argparse: --policy is required
     unsafe = ["--samples", "2", "-o", str(tmp_path / "out"), "--model", ".."]

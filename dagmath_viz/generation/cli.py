@@ -13,12 +13,13 @@ import os
 import sys
 from pathlib import Path
 
+from dagmath_viz.cli.common import EXIT_PARTIAL
 from dagmath_viz.schema import DagMathError, InputError
 
 __all__ = ["EXIT_FAILURES", "register"]
 
 #: Exit status when the run finished but some samples (or gold problems) failed.
-EXIT_FAILURES = 3
+EXIT_FAILURES = EXIT_PARTIAL  # 4: results written, some failed (README exit codes)
 #: Environment variable that scales every retry wait (tests set it small).
 BACKOFF_ENV = "DAGMATH_RETRY_BASE_SECONDS"
 

@@ -1,8 +1,9 @@
 """The ``dagmath gsm`` command: generate, solve, export, report.
 
-The main CLI calls :func:`add_gsm_parser` on its sub-parsers; :func:`main` runs the ``gsm``
-command on its own (for tests). Bad input ends with a one-line message on stderr and exit
-code 1, never a traceback.
+The ``dagmath`` command calls :func:`register` (:func:`add_gsm_parser`) on its sub-parsers,
+like every command module (see :mod:`dagmath_viz.cli`); :func:`main` runs ``dagmath gsm``
+with the given arguments. Handlers raise; ``dagmath``'s one error handler turns bad input
+into a one-line message on stderr and an exit code, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import json
 import sys
 from collections.abc import Sequence
 
+from dagmath_viz.cli.common import add_command, say
 from dagmath_viz.logic.efficiency import STRATEGIES, efficiency_table, format_table
 from dagmath_viz.logic.export import DATASET, export_trajectories
 from dagmath_viz.logic.generator import IRRELEVANT, OVERLAPS, GeneratorConfig, generate_problems
 from dagmath_viz.logic.records import problem_to_record, read_jsonl, solve_record, write_jsonl
 from dagmath_viz.schema import DagMathError
 
-__all__ = ["add_gsm_parser", "main"]
+__all__ = ["add_gsm_parser", "main", "register"]
 
 
 def _positive(text: str) -> int:
@@ -58,7 +60,7 @@ def _generate(args: argparse.Namespace) -> int:
         args.problems, args.seed, args.irrelevant, args.overlap, args.control, cfg, args.first_id
     )
     n = write_jsonl(args.output, (problem_to_record(p) for p in problems))
-    print(f"wrote {n} problems to {args.output}", file=sys.stderr)
+    say(f"wrote {n} problems to {args.output}")
     return 0
 
 
@@ -73,7 +75,7 @@ def _solve(args: argparse.Namespace) -> int:
             except DagMathError as exc:
                 raise type(exc)(f"{args.problems}: record {i}: {exc}") from None
     n = write_jsonl(args.output, records)
-    print(f"wrote {n} proofs to {args.output}", file=sys.stderr)
+    say(f"wrote {n} proofs to {args.output}")
     return 0
 
 
@@ -135,7 +137,7 @@ def _score_proofs(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     records = read_jsonl(args.proofs)
     files = export_trajectories(records, args.output, args.dataset)
-    print(f"wrote {len(files)} files under {args.output}", file=sys.stderr)
+    say(f"wrote {len(files)} files under {args.output}")
     return 0
 
 
@@ -150,22 +152,8 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guard(func):
-    """Turn expected failures into a one-line message and exit code 1."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return func(args)
-        except (DagMathError, OSError, ValueError, RuntimeError) as exc:
-            msg = " ".join(str(exc).split()) or type(exc).__name__
-            print(f"dagmath gsm: error: {msg}", file=sys.stderr)
-            return 1
-
-    return run
-
-
 def _add_generate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("generate", help="generate word problems with their logic programs")
+    p = add_command(sub, "generate", help="generate word problems with their logic programs")
     p.add_argument("--problems", type=_positive, default=10, help="number of problems")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument(
@@ -192,11 +180,11 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trees", type=_positive, default=3, help="trees for --irrelevant trees")
     p.add_argument("--first-id", type=_natural, default=0, help="id of the first problem")
     p.add_argument("-o", "--output", required=True, help="PROBLEMS.jsonl to write")
-    p.set_defaults(func=_guard(_generate))
+    p.set_defaults(func=_generate)
 
 
 def _add_solve(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("solve", help="run a simulated reasoner on each problem")
+    p = add_command(sub, "solve", help="run a simulated reasoner on each problem")
     p.add_argument("problems", help="PROBLEMS.jsonl from 'gsm generate' (or text, with --text)")
     p.add_argument(
         "--text",
@@ -210,7 +198,7 @@ def _add_solve(sub: argparse._SubParsersAction) -> None:
         help="search strategy (all: every strategy)",
     )
     p.add_argument("-o", "--output", required=True, help="PROOFS.jsonl to write")
-    p.set_defaults(func=_guard(_solve_or_text))
+    p.set_defaults(func=_solve_or_text)
 
 
 def _solve_or_text(args: argparse.Namespace) -> int:
@@ -218,27 +206,27 @@ def _solve_or_text(args: argparse.Namespace) -> int:
 
 
 def _add_score_proofs(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("score-proofs", help="score proofs a model wrote in natural language")
+    p = add_command(sub, "score-proofs", help="score proofs a model wrote in natural language")
     p.add_argument("proofs", help='PROOFS.jsonl: {"id", "text", "proof"} lines')
     p.add_argument("-o", "--output", required=True, help="SCORED.jsonl to write")
     p.add_argument("--export", help="also write DAG-MATH trajectories under this folder")
     p.add_argument("--dataset", default="gsm-model-proofs", help="data-set name for --export")
-    p.set_defaults(func=_guard(_score_proofs))
+    p.set_defaults(func=_score_proofs)
 
 
 def _add_export(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="write proofs as DAG-MATH trajectories")
+    p = add_command(sub, "export", help="write proofs as DAG-MATH trajectories")
     p.add_argument("proofs", help="PROOFS.jsonl from 'gsm solve'")
     p.add_argument("-o", "--output", required=True, help="output folder")
-    p.add_argument("--dataset", default=DATASET, help=f"data-set name (default {DATASET})")
-    p.set_defaults(func=_guard(_export))
+    p.add_argument("--dataset", default=DATASET, help="data-set name")
+    p.set_defaults(func=_export)
 
 
 def _add_report(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="accuracy and efficiency by strategy, structure, overlap")
+    p = add_command(sub, "report", help="accuracy and efficiency by strategy, structure, overlap")
     p.add_argument("proofs", nargs="+", help="PROOFS.jsonl files")
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.set_defaults(func=_guard(_report))
+    p.set_defaults(func=_report)
 
 
 def add_gsm_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -247,7 +235,9 @@ def add_gsm_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     Each sub-command sets ``func`` (``args -> exit code``) via ``set_defaults``.
     """
     gsm = subparsers.add_parser(
-        "gsm", help="logic-program word problems: generate, solve, export, report"
+        "gsm",
+        help="logic-program word problems: generate, solve, export, report",
+        description="Logic-program word problems: generate, solve, export, report.",
     )
     sub = gsm.add_subparsers(
         dest="gsm_command", metavar="{generate,solve,score-proofs,export,report}"
@@ -258,12 +248,16 @@ def add_gsm_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
     return gsm
 
 
+#: What :mod:`dagmath_viz.cli` calls, as on every command module.
+register = add_gsm_parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``gsm`` as a stand-alone command: ``main(["generate", "--problems", "2", ...])``."""
-    parser = argparse.ArgumentParser(prog="dagmath")
-    add_gsm_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["gsm", *(argv if argv is not None else sys.argv[1:])])
-    return args.func(args)
+    """Run ``dagmath gsm ARGV`` (``main(["generate", "--problems", "2", ...])``); returns the
+    exit code, with ``dagmath``'s error handling."""
+    from dagmath_viz.cli import main as dagmath_main  # on call: the CLI imports this module
+
+    return dagmath_main(["gsm", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ from dagmath_viz.logic.proofs import (
 from dagmath_viz.logic.rules import Hyperedge, closure
 from dagmath_viz.logic.verbalize import verbalize, verbalize_question
 from dagmath_viz.logic.vocab import CONTAINERS, ENTITIES, NAMES, RELATIONS, TOPICS
+from dagmath_viz.schema import DagMathError
 
 __all__ = [
     "IRRELEVANT",
@@ -75,8 +76,8 @@ OVERLAPS = ("none", "entity", "agent", "both")
 RULES = ("comp", "compeq", "union", "rate", "transfer")
 
 
-class GenerationError(RuntimeError):
-    """No valid problem was found within the attempt budget."""
+class GenerationError(DagMathError, RuntimeError):
+    """No valid problem was found within the attempt budget (still a RuntimeError, as before)."""
 
 
 class _Retry(Exception):

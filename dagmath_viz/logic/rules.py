@@ -31,13 +31,27 @@ from dagmath_viz.logic.program import (
     CompEq,
     Cont,
     Program,
+    ProgramError,
     Rate,
     Transfer,
     atom_key,
     comparison,
 )
 
-__all__ = ["RULE_NAMES", "Chart", "Closure", "Hyperedge", "check_consistency", "closure"]
+__all__ = [
+    "RULE_NAMES",
+    "Chart",
+    "Closure",
+    "ClosureLimitError",
+    "Hyperedge",
+    "check_consistency",
+    "closure",
+]
+
+
+class ClosureLimitError(ProgramError, RuntimeError):
+    """A program derives more theorems than the closure allows (a RuntimeError, as before)."""
+
 
 RULE_NAMES = {
     "1a": "comparison elimination",
@@ -399,7 +413,7 @@ def closure(program: Program, max_theorems: int = 200_000) -> Closure:
             continue
         order.append(x)
         if len(order) > max_theorems:
-            raise RuntimeError(f"closure exceeded {max_theorems} theorems")
+            raise ClosureLimitError(f"closure exceeded {max_theorems} theorems")
         for e in chart.derive(x):
             why = chart.conflict(e.head)
             if why is not None:

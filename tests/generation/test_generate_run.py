@@ -139,7 +139,7 @@ def test_a_sample_that_keeps_failing_is_listed_and_retried_next_run(
     out = tmp_path / "out"
     args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
             "--samples", "2", "--attempts", "2", "-o", out)  # fmt: skip
-    assert run_cli(*args) == 3
+    assert run_cli(*args) == 4
     err = capsys.readouterr().err
     assert "2 samples failed" in err and "failures.csv" in err
     with open(out / "failures.csv") as handle:
@@ -165,7 +165,7 @@ def test_transport_retries_are_bounded(tmp_path, serve, fast_backoff, capsys):
     out = tmp_path / "out"
     args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
             "--retries", "2", "-o", out)  # fmt: skip
-    assert run_cli(*args) == 3
+    assert run_cli(*args) == 4
     assert len(server.chat_requests()) == 3  # the first send and two retries
     with open(out / "failures.csv") as handle:
         (row,) = csv.DictReader(handle)
@@ -323,7 +323,7 @@ def test_a_400_for_one_prompt_fails_that_sample_only(tmp_path, serve, fast_backo
     out = tmp_path / "out"
     args = ("generate", problems, "--base-url", server.base_url, "--model", "m",
             "--concurrency", "1", "-o", out)  # fmt: skip
-    assert run_cli(*args) == 3
+    assert run_cli(*args) == 4
     err = capsys.readouterr().err
     assert "refused response_format" not in err  # the plain resend failed too: not the schema
     with open(out / "failures.csv") as handle:

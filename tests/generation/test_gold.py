@@ -129,7 +129,7 @@ def test_gold_three_stages_with_rejections_then_score(tmp_path, serve, fast_back
     args = ("gold", problems, "--base-url", server.base_url, "--model", "writer",
             "--edge-model", "justifier", "--concurrency", "2", "--stage-attempts", "3",
             "-o", out)  # fmt: skip
-    assert run_cli(*args) == 3  # problem 3 never gets the answer right
+    assert run_cli(*args) == 4  # problem 3 never gets the answer right
     err = capsys.readouterr().err
     assert "2 of 3 problems have a gold DAG" in err
     assert model.models["edges"] == {"justifier"}

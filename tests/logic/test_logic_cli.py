@@ -111,11 +111,35 @@ def test_report_of_bad_records_fails_cleanly(tmp_path, capsys):
 
 
 def test_usage_errors_exit_2(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["generate", "--problems", "0", "-o", "x"])
-    assert exc.value.code == 2
-    with pytest.raises(SystemExit):
-        main(["solve", "p.jsonl", "--strategy", "random", "-o", "x"])
+    assert main(["generate", "--problems", "0", "-o", "x"]) == 2
+    assert "must be at least 1, got 0" in capsys.readouterr().err
+    assert main(["solve", "p.jsonl", "--strategy", "random", "-o", "x"]) == 2
+    assert "invalid choice: 'random'" in capsys.readouterr().err
+
+
+def test_every_logic_error_is_a_dagmath_error():
+    """The CLI's one handler catches DagMathError: logic errors are in that hierarchy (and
+    keep their old bases, so code that caught RuntimeError still does)."""
+    from dagmath_viz.logic.generator import GenerationError
+    from dagmath_viz.logic.program import ProgramError
+    from dagmath_viz.logic.rules import ClosureLimitError
+    from dagmath_viz.schema import DagMathError
+
+    for error in (GenerationError, ClosureLimitError, ProgramError):
+        assert issubclass(error, DagMathError)
+    assert issubclass(GenerationError, RuntimeError) and issubclass(ClosureLimitError, RuntimeError)
+
+
+def test_a_closure_too_big_is_one_line(tmp_path, capsys, monkeypatch):
+    """An input whose closure overruns the limit ends as one line and exit 1, not a traceback."""
+    from dagmath_viz.logic import rules
+
+    problems = tmp_path / "p.jsonl"
+    assert main(["generate", "--problems", "1", "-o", str(problems), "-q"]) == 0
+    monkeypatch.setattr(rules.closure, "__defaults__", (1,) * len(rules.closure.__defaults__))
+    code, out, err = run(capsys, "solve", str(problems), "-o", str(tmp_path / "o.jsonl"))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "closure exceeded" in err
 
 
 def test_plugs_into_another_parser(tmp_path):

@@ -1,4 +1,4 @@
-"""dagmath simulate: sample trajectories from a task DAG, or compute exact PRR and PASS@1.
+"""``dagmath simulate``: sample trajectories from a task DAG, or compute exact PRR and PASS@1.
 
 Examples::
 
@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from dagmath_viz.schema import DagMathError
+from dagmath_viz.cli.common import UsageError, add_command, positive, say
 from dagmath_viz.simulate import (
     DEFAULT_MAX_STATES,
     Policy,
@@ -28,7 +27,7 @@ from dagmath_viz.simulate import (
     write_samples,
 )
 
-__all__ = ["add_simulate_parser", "main", "run_simulate"]
+__all__ = ["register", "run_simulate"]
 
 PROG = "dagmath simulate"
 
@@ -50,7 +49,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="X",
         help="focused policy: weight exp(X) for the correct sink and its ancestors, 1 for the "
-        "rest (default 1)",
+        "rest (default: 1)",
     )
     parser.add_argument(
         "--wrong-sink-aversion",
@@ -60,11 +59,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="focused policy: multiply a wrong sink's weight by exp(-B), so the walk tends "
         "to search on past wrong answers (default 0)",
     )
-    parser.add_argument("--samples", type=int, metavar="N", help="number of trajectories")
+    parser.add_argument("--samples", type=positive, metavar="N", help="number of trajectories")
     parser.add_argument(
         "--seed", type=_seed, default=0, metavar="S", help="random seed, an integer or any text"
     )
-    parser.add_argument("--model", metavar="NAME", help="model folder name (default sim-...)")
+    parser.add_argument("--model", metavar="NAME", help="model folder name (default: sim-...)")
     parser.add_argument(
         "--dataset", metavar="NAME", help="dataset folder name (default: the task DAG's folder)"
     )
@@ -77,19 +76,20 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-states",
-        type=int,
+        type=positive,
         default=DEFAULT_MAX_STATES,
         metavar="K",
-        help=f"refuse --exact beyond K visited-set states (default {DEFAULT_MAX_STATES:,})",
+        help="refuse --exact beyond K visited-set states",
     )
 
 
-def add_simulate_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``simulate`` on the ``dagmath`` command's subparsers; returns the subparser."""
-    parser = subparsers.add_parser(
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``simulate`` to the ``dagmath`` parser; returns the subparser."""
+    parser = add_command(
+        subparsers,
         "simulate",
         help="sample trajectories from a task DAG (Phase 2), or compute exact PRR and PASS@1",
-        description=__doc__.split("\n\n")[0],
+        description=__doc__,
     )
     _configure(parser)
     parser.set_defaults(func=run_simulate)
@@ -99,7 +99,7 @@ def add_simulate_parser(subparsers: argparse._SubParsersAction) -> argparse.Argu
 def _policy(args: argparse.Namespace) -> Policy:
     if args.policy == "uniform":
         if args.focus is not None or args.wrong_sink_aversion is not None:
-            raise DagMathError("--focus and --wrong-sink-aversion apply to --policy focused only")
+            raise UsageError("--focus and --wrong-sink-aversion apply to --policy focused only")
         return Policy("uniform")
     focus = 1.0 if args.focus is None else args.focus
     return Policy("focused", focus, args.wrong_sink_aversion or 0.0)
@@ -108,14 +108,10 @@ def _policy(args: argparse.Namespace) -> Policy:
 def _check_mode(args: argparse.Namespace) -> None:
     if args.exact:
         if args.output:
-            raise DagMathError("--exact prints its result; drop -o/--output")
-        if args.samples is not None and args.samples < 1:
-            raise DagMathError(f"--samples must be positive, got {args.samples}")
+            raise UsageError("--exact prints its result; drop -o/--output")
         return
     if args.samples is None or args.output is None:
-        raise DagMathError("give --samples N and -o OUT_DIR (or --exact)")
-    if args.samples < 1:
-        raise DagMathError(f"--samples must be positive, got {args.samples}")
+        raise UsageError("give --samples N and -o OUT_DIR (or --exact)")
 
 
 def _default_model(policy: Policy) -> str:
@@ -129,7 +125,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     """The ``simulate`` command; returns the exit code.
 
     Expected failures (DagMathError, OSError) propagate to :func:`dagmath_viz.cli.main`,
-    which turns every command's errors into one line on stderr and exit code 1.
+    which turns every command's errors into one line on stderr and an exit code.
     """
     _check_mode(args)
     policy = _policy(args)
@@ -140,7 +136,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     dataset = args.dataset or Path(args.task_dag).resolve().parent.name or "default"
     records = simulate_samples(dag, policy, args.samples, args.seed, model)
     path = write_samples(records, args.output, model, dataset, dag.problem_id)
-    print(f"{PROG}: wrote {args.samples} samples to {path}", file=sys.stderr)
+    say(f"{PROG}: wrote {args.samples} samples to {path}")
     return 0
 
 
@@ -149,24 +145,9 @@ def _print_exact(dag, policy: Policy, args: argparse.Namespace) -> int:
     sys.stdout.write(json.dumps({"prr": exact.prr, "pass_at_1": exact.pass_at_1}) + "\n")
     if args.samples:
         mc = monte_carlo_rates(dag, policy, args.samples, args.seed)
-        print(
+        say(
             f"{PROG}: monte carlo ({mc.n} samples, seed {args.seed!r}): "
             f"prr {mc.prr:.6f} ± {mc.prr_se:.6f}, pass_at_1 {mc.pass_at_1:.6f} "
-            f"± {mc.pass_at_1_se:.6f} (exact {exact.prr:.6f}, {exact.pass_at_1:.6f})",
-            file=sys.stderr,
+            f"± {mc.pass_at_1_se:.6f} (exact {exact.prr:.6f}, {exact.pass_at_1:.6f})"
         )
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``dagmath simulate`` with ``argv`` (the arguments after ``simulate``)."""
-    from dagmath_viz.cli import main as dagmath_main
-
-    try:
-        return dagmath_main(["simulate", *(sys.argv[1:] if argv is None else argv)])
-    except SystemExit as exc:  # argparse already printed the usage error
-        return int(exc.code or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The ``dagmath`` command: one parser, one error handler, one module per sub-command.
+
+Adding a sub-command: write a module with ``register(subparsers)`` that adds its parser
+with :func:`dagmath_viz.cli.common.add_command` (which adds ``-q``/``-v`` and shows defaults
+in ``--help``) and sets its handler with ``parser.set_defaults(func=handler)``, where
+``handler(args) -> int`` returns an exit code from :mod:`dagmath_viz.cli.common`. Then add
+the module's name to :data:`COMMANDS`. A handler never catches errors to print them:
+it raises :class:`~dagmath_viz.schema.DagMathError` (``UsageError`` for clashing options,
+``NothingLoadedError`` when the inputs hold nothing) or lets an ``OSError`` through, and
+:func:`main` turns each into one line on stderr and its exit code. A handler that accepts
+options it passes on to another program sets ``pass_through=True`` and finds them in
+``args.extra``.
+
+Exit codes (README "Command line"): 0 ok, 1 error, 2 usage, 3 nothing loaded, 4 results
+written but some input unreadable, 70 internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from dagmath_viz import __version__
+from dagmath_viz.cli import common
+from dagmath_viz.schema import DagMathError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The modules that each ``register(subparsers)`` their sub-commands, in ``--help`` order.
+#: Imported when the parser is built: each keeps its heavy imports inside its handlers.
+COMMANDS = (
+    "dagmath_viz.cli.score",
+    "dagmath_viz.cli.report",
+    "dagmath_viz.cli.simulate",
+    "dagmath_viz.cli.app",
+    "dagmath_viz.logic.cli",
+    "dagmath_viz.generation.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dagmath`` parser with every registered sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="dagmath",
+        description="Score, report and explore DAG-MATH reasoning trajectories.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage, 3 nothing loaded, 4 results written but "
+        "some input unreadable, 70 internal error, 130 interrupted.",
+        formatter_class=common.HelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"dagmath {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (never raises, never shows a traceback
+    unless ``--verbose`` and the failure is a bug)."""
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra and not getattr(args, "pass_through", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:  # --help, --version, or a usage error argparse printed
+        return exc.code if isinstance(exc.code, int) else common.EXIT_USAGE
+    args.extra = extra
+    common.VERBOSITY = -1 if getattr(args, "quiet", False) else int(getattr(args, "verbose", 0))
+    prog = "dagmath"  # every runtime error reads "dagmath: error: ..."
+    try:
+        return int(args.func(args) or 0)
+    except common.UsageError as exc:
+        _error(prog, f"{exc} (see 'dagmath {args.command} --help')")
+        return common.EXIT_USAGE
+    except common.NothingLoadedError as exc:
+        _error(prog, exc)
+        return common.EXIT_NOTHING
+    except DagMathError as exc:
+        _error(prog, exc)
+        return common.EXIT_ERROR
+    except BrokenPipeError:
+        return _reader_went_away()
+    except OSError as exc:
+        _error(prog, _os_error_text(exc))
+        return common.EXIT_ERROR
+    except KeyboardInterrupt:
+        print("dagmath: interrupted", file=sys.stderr)
+        return common.EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: say so in one line, and how to see more
+        if common.VERBOSITY > 0:
+            traceback.print_exc()
+        hint = "" if common.VERBOSITY > 0 else "; run with --verbose for the traceback"
+        _error(prog, f"internal error ({type(exc).__name__}: {exc}){hint}")
+        return common.EXIT_INTERNAL
+
+
+def _error(prog: str, message: object) -> None:
+    text = " ".join(str(message).split()) or type(message).__name__
+    print(f"{prog}: error: {common.printable(text)}", file=sys.stderr)
+
+
+def _os_error_text(exc: OSError) -> str:
+    """``name: reason`` when the error names a file, else the reason alone (never ``: x``)."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    names = [str(n) for n in (exc.filename, exc.filename2) if n not in (None, "")]
+    return f"{' -> '.join(names)}: {reason}" if names else reason
+
+
+def _reader_went_away() -> int:
+    """stdout's reader closed it (``dagmath score x | head``): stop quietly, as a pipe does.
+
+    Python would complain again while flushing stdout at exit; point it at /dev/null first.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return common.EXIT_ERROR

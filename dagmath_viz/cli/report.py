@@ -1,0 +1,127 @@
+"""``dagmath report``: aggregate scored JSONL (or raw trajectories) per model and dataset.
+
+Reads files, folders, ``-`` (standard input, e.g. ``dagmath score run/ | dagmath report -``)
+or a pipe. Names are printed with control characters escaped (``\\x1b``), so a model name
+cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+
+import orjson
+
+from dagmath_viz.cli.common import (
+    EXIT_OK,
+    EXIT_PARTIAL,
+    NothingLoadedError,
+    UsageError,
+    add_command,
+    json_printable,
+    natural,
+    pipeline,
+    printable,
+    stdin_paths,
+)
+from dagmath_viz.cli.score import partial, report_issues
+
+__all__ = ["register", "run_report"]
+
+RATE_COLUMNS = {"pass_at_1", "r_hat", "gap", "auc", "accuracy"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``report`` to the ``dagmath`` parser."""
+    report = add_command(
+        subparsers,
+        "report",
+        help="aggregate scored JSONL (or raw trajectories)",
+        description=__doc__,
+    )
+    report.add_argument(
+        "paths", nargs="+", metavar="SCORED.jsonl", help="files or folders; - for stdin"
+    )
+    report.add_argument("--answers", metavar="FILE", help="answers for raw trajectories")
+    report.add_argument(
+        "--by",
+        default="model,dataset",
+        help="grouping columns, e.g. model,difficulty_group (group k holds difficulty (k-1, k])",
+    )
+    report.add_argument(
+        "--table",
+        choices=("leaderboard", "spread", "closeness", "shift"),
+        default="leaderboard",
+        help="leaderboard; spread: across-model std of PASS@1, R-hat, AUC within each group "
+        "(Table 2's Std row); closeness: accuracy by closeness bin; shift: Appendix F's "
+        "Correct -> Perfect shift of each graph statistic, with the gap",
+    )
+    report.add_argument(
+        "--format", choices=("table", "csv", "json"), default="table", help="output format"
+    )
+    report.add_argument(
+        "--bootstrap",
+        type=natural,
+        default=1000,
+        metavar="N",
+        help="0 turns the 95%% intervals off; any other value keeps them (they are "
+        "Hall's skew-corrected t intervals over problems, not a bootstrap)",
+    )
+    report.set_defaults(func=run_report)
+
+
+def _scored_frame(paths: list[str], answers: str | None, names):
+    from dagmath_viz.scoring import records_frame
+
+    run = pipeline().score_paths(paths, answers=answers)
+    report_issues(run, None, names)
+    records = list(run.records())
+    if not records:
+        shown = ", ".join(names.names.get(p, p) for p in paths)
+        raise NothingLoadedError(f"no scored records found in {shown}")
+    return records_frame(records), partial(run)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """The ``report`` command; returns the exit code."""
+    from dagmath_viz.metrics import summarise
+    from dagmath_viz.schema import DagMathError
+    from dagmath_viz.tables import format_percent, grouping_frame, report_table
+
+    by = [c.strip() for c in args.by.split(",") if c.strip()]
+    with stdin_paths(args.paths) as (paths, names):
+        df, lost = _scored_frame(paths, args.answers, names)
+    try:  # adds derived columns (difficulty_group); refuses unknown ones
+        df = grouping_frame(df, by)
+    except DagMathError as exc:  # a wrong --by is a usage error
+        raise UsageError(str(exc)) from None
+    done = EXIT_PARTIAL if lost else EXIT_OK
+    if args.format == "json" and args.table == "leaderboard":
+        rows = summarise(df, by=by, n_boot=args.bootstrap)
+        data = orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
+        sys.stdout.buffer.write(json_printable(data) + b"\n")
+        sys.stdout.flush()
+        return done
+    table = report_table(df, args.table, by, n_boot=args.bootstrap)
+    if args.format == "json":
+        text = table.to_json(orient="records", indent=2) + "\n"
+        sys.stdout.buffer.write(json_printable(text.encode("utf-8")))
+        sys.stdout.flush()
+        return done
+    if args.format == "csv":
+        out = io.StringIO()
+        table.to_csv(out, index=False, quoting=csv.QUOTE_MINIMAL)
+        sys.stdout.write(printable(out.getvalue()))
+        return done
+    shown = table.copy()
+    for col in shown.columns:
+        if col in RATE_COLUMNS or col.endswith(("_low", "_high", "_mean", "_std")):
+            shown[col] = shown[col].map(format_percent)
+        else:  # by value, not dtype: pandas 3 keeps text in its own str dtype
+            shown[col] = shown[col].map(
+                lambda v: printable(v, one_line=True) if isinstance(v, str) else v
+            )
+    sys.stdout.write(shown.to_string(index=False) + "\n")
+    return done
