@@ -2,26 +2,54 @@
 
 Each function takes a DataFrame and returns a ``plotly.graph_objects.Figure`` with titled
 axes and a legend; tests assert on the figure object.
+
+Two rules hold for every figure:
+
+- **Model-derived strings are text, never markup.** Plotly renders a subset of HTML in
+  trace names, tick labels, legends, titles and hover labels (``<span style=…>`` included,
+  so a CSS ``url(…)`` in a model name would be fetched). Every model, dataset, problem or
+  other data-derived string is passed through :func:`text` (``html.escape``) first; plotly
+  turns the entities back into the same characters on screen.
+- **One colour per model, from its name** (:func:`model_colour`, a stable hash into
+  :data:`MODEL_PALETTE`; :func:`assign_model_colours` moves a model whose slot another
+  model of the same source already holds to the next free one), the same on every page. Classes,
+  dead-end categories and overlap types have their own palettes, never the model one.
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
+from collections.abc import Iterable
+
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 
 from dagmath_viz.metrics import GRAPH_STATS
 from dagmath_viz.schema import CLASSES, COHORTS
 
 __all__ = [
     "CLASS_COLOURS",
+    "DEAD_END_COLOURS",
+    "MODEL_PALETTE",
+    "OVERLAP_COLOURS",
     "STAT_LABELS",
+    "assign_model_colours",
     "auc_figure",
     "class_counts_figure",
     "dead_end_counts_figure",
+    "model_colour",
+    "model_colours",
+    "per_problem_points",
     "per_problem_scatter",
     "stat_distribution_figure",
+    "text",
 ]
+
+#: Model colours (Plotly's Dark24): a model's colour is MODEL_PALETTE[hash(name) % 24].
+MODEL_PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
 
 CLASS_COLOURS = {
     "perfect": "#59a14f",
@@ -30,6 +58,16 @@ CLASS_COLOURS = {
     "illegal": "#7f3c8d",
     "unscored": "#bab0ac",
 }
+#: Dead-end categories (ColorBrewer Set2; "unknown": the steps could not be read).
+DEAD_END_COLOURS = {
+    "unused given": "#66c2a5",
+    "restatement": "#8da0cb",
+    "abandoned branch": "#fc8d62",
+    "commentary": "#e5c494",
+    "unknown": "#d9d9d9",
+}
+#: Overlap of irrelevant axioms with the goal (ColorBrewer Pastel1, darkened for bars).
+OVERLAP_COLOURS = {"none": "#b3cde3", "entity": "#ccebc5", "agent": "#decbe4", "both": "#fed9a6"}
 STAT_LABELS = {
     "n_nodes": "#nodes",
     "n_edges": "#edges",
@@ -44,19 +82,83 @@ _LAYOUT = {
 }
 
 
+def text(value: object) -> str:
+    """A data-derived string made safe for plotly: markup shown as the characters typed."""
+    return html.escape(str(value), quote=False)
+
+
+def _texts(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+    """A copy of ``df`` whose given (present) columns hold escaped text."""
+    out = df.copy()
+    for col in columns:
+        if col in out.columns:
+            out[col] = out[col].map(text)
+    return out
+
+
+def model_colour(model: str) -> str:
+    """The colour of a model: a stable hash of its name into :data:`MODEL_PALETTE`.
+
+    Stable across runs, processes and pages (``hashlib``, not Python's salted ``hash``),
+    and independent of which other models are loaded.
+    """
+    digest = hashlib.blake2b(str(model).encode("utf-8"), digest_size=8).digest()
+    return MODEL_PALETTE[int.from_bytes(digest, "big") % len(MODEL_PALETTE)]
+
+
+def assign_model_colours(models: Iterable[str]) -> dict[str, str]:
+    """``{model: colour}`` for every model of a data source, no two alike (up to 24).
+
+    Each model takes :func:`model_colour` (its name's own slot) unless an earlier model,
+    in name order, holds that colour already; then it takes the next free slot. So a
+    model's colour depends only on its name and on which names share its source, never
+    on the page, the plot or the order the models appear in; and two models of one
+    source only share a colour when there are more models than colours.
+    """
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    n = len(MODEL_PALETTE)
+    for model in sorted({str(m) for m in models}):
+        first = MODEL_PALETTE.index(model_colour(model))
+        colour = next(
+            (MODEL_PALETTE[(first + k) % n] for k in range(n) if MODEL_PALETTE[(first + k) % n]
+             not in used),
+            MODEL_PALETTE[first],
+        )  # fmt: skip
+        out[model] = colour
+        used.add(colour)
+    return out
+
+
+def model_colours(models: Iterable[str], colours: dict[str, str] | None = None) -> dict[str, str]:
+    """``{escaped model name: colour}``, for ``color_discrete_map`` on escaped data.
+
+    ``colours`` is the data source's :func:`assign_model_colours`; without it the models
+    given are coloured among themselves.
+    """
+    models = [str(m) for m in models]
+    chosen = colours or assign_model_colours(models)
+    return {text(m): chosen.get(m) or model_colour(m) for m in models}
+
+
 def auc_figure(
-    curve: pd.DataFrame, title: str = "AUC curves: A(τ) against closeness τ"
+    curve: pd.DataFrame,
+    title: str = "AUC curves: A(τ) against closeness τ",
+    colours: dict[str, str] | None = None,
 ) -> go.Figure:
     """A(τ) per model (one line each; one panel per dataset when there are several).
 
     ``curve`` is :func:`dagmath_viz.metrics.auc_curve` output. A(0) is PASS@1, A(1) is R̂.
     """
     datasets = curve["dataset"].nunique() if "dataset" in curve else 1
+    colours = model_colours(curve["model"].unique(), colours) if "model" in curve else None
+    curve = _texts(curve, ("model", "dataset"))
     fig = px.line(
         curve, x="tau", y="A", color="model" if "model" in curve else None,
+        color_discrete_map=colours,
         facet_col="dataset" if datasets > 1 else None, facet_col_wrap=3,
         labels={"tau": "closeness threshold τ", "A": "A(τ)", "model": "model"},
-        title=title, range_y=[0, 1.02],
+        title=text(title), range_y=[0, 1.02],
     )  # fmt: skip
     fig.update_layout(**_LAYOUT, hovermode="x unified")
     fig.update_yaxes(tickformat=".0%")
@@ -65,15 +167,24 @@ def auc_figure(
 
 
 def stat_distribution_figure(
-    df: pd.DataFrame, stat: str, x: str, color: str = "model", kind: str = "box"
+    df: pd.DataFrame,
+    stat: str,
+    x: str,
+    color: str = "model",
+    kind: str = "box",
+    custom_data: list[str] | None = None,
+    colours: dict[str, str] | None = None,
 ) -> go.Figure:
     """Distribution of one graph statistic, stratified by ``x`` and coloured by ``color``.
 
-    Density is shown in percent, as in the paper.
+    Density is shown in percent, as in the paper. Outliers are drawn as points; with
+    ``custom_data`` (column names) each point carries those values, so a selected outlier
+    can name the trajectory behind it.
     """
     if stat not in GRAPH_STATS:
         raise ValueError(f"unknown statistic {stat!r}")
-    data = df.copy()
+    colours = model_colours(df[color].unique(), colours) if color == "model" else None
+    data = _texts(df, {"model", "dataset", color, x})
     if stat == "density":
         data[stat] = 100.0 * data[stat].astype(float)
     data[x] = data[x].astype(str)
@@ -83,6 +194,7 @@ def stat_distribution_figure(
     plot = px.violin if kind == "violin" else px.box
     fig = plot(
         data, x=x, y=stat, color=color, category_orders={x: order},
+        color_discrete_map=colours, custom_data=custom_data, points="outliers",
         labels={stat: STAT_LABELS[stat], x: x.replace("_", " "), color: color},
         title=f"{STAT_LABELS[stat]} by {x.replace('_', ' ')}",
     )  # fmt: skip
@@ -97,24 +209,78 @@ def _sort_key(value: str) -> tuple:
         return (1, 0.0, value)
 
 
-def per_problem_scatter(pp: pd.DataFrame, model_a: str, model_b: str, metric: str) -> go.Figure:
-    """Per-problem ``metric`` of model A (x) against model B (y), with the diagonal."""
+def per_problem_points(pp: pd.DataFrame, model_a: str, model_b: str, metric: str) -> pd.DataFrame:
+    """Shared problems of A and B as points: one row per distinct (a, b) value pair.
+
+    Columns: ``dataset``, ``a``, ``b`` (the metric of A and of B), ``n`` (problems at
+    that point) and ``problems`` (their ids, in natural order). Per-problem rates take few
+    distinct values (k/n for n samples), so many problems share a point: drawing one
+    marker per problem would hide all but one of them.
+    """
     a = pp[pp["model"] == model_a].set_index(["dataset", "problem_id"])[metric]
     b = pp[pp["model"] == model_b].set_index(["dataset", "problem_id"])[metric]
     joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").reset_index()
+    joined = joined.dropna(subset=["a", "b"])
+    if joined.empty:
+        return pd.DataFrame(columns=["dataset", "a", "b", "n", "problems"])
+    from dagmath_viz.corpus import natural_key
+
+    points = (
+        joined.groupby(["dataset", "a", "b"], sort=True)["problem_id"]
+        .agg(lambda ids: sorted(map(str, ids), key=natural_key))
+        .reset_index(name="problems")
+    )
+    points["n"] = points["problems"].map(len)
+    return points[["dataset", "a", "b", "n", "problems"]]
+
+
+def per_problem_scatter(
+    pp: pd.DataFrame, model_a: str, model_b: str, metric: str, points: pd.DataFrame | None = None
+) -> go.Figure:
+    """Per-problem ``metric`` of model A (x) against model B (y), with the diagonal.
+
+    One marker per distinct (A, B) pair (:func:`per_problem_points`), its area growing
+    with the number of problems there and its hover naming them; a selected marker's
+    ``point_index`` is its row in ``points``.
+    """
+    if points is None:
+        points = per_problem_points(pp, model_a, model_b, metric)
     label = {"prr": "PRR", "pass_at_1": "PASS@1", "auc": "AUC"}.get(metric, metric)
-    fig = px.scatter(
-        joined, x="a", y="b", color="dataset", hover_data=["problem_id"],
-        labels={"a": f"{label}: {model_a}", "b": f"{label}: {model_b}"},
-        title=f"Per-problem {label}: {model_a} against {model_b}", range_x=[-0.05, 1.05],
-        range_y=[-0.05, 1.05],
-    )  # fmt: skip
-    fig.add_trace(
+    shown = points["problems"].map(
+        lambda ids: ", ".join(text(i) for i in ids[:12]) + (" …" if len(ids) > 12 else "")
+    )
+    most = int(points["n"].max()) if len(points) else 1  # no shared problem: no marker
+    size = 8 + 22 * (points["n"].astype(float) / max(1, most)) ** 0.5
+    fig = go.Figure(
         go.Scatter(
-            x=[0, 1], y=[0, 1], mode="lines", name="equal", line={"dash": "dot", "color": "#888"}
+            x=points["a"],
+            y=points["b"],
+            mode="markers+text",
+            text=[str(n) if n > 1 else "" for n in points["n"]],
+            textposition="middle center",
+            textfont={"size": 10, "color": "#ffffff"},
+            marker={"size": size, "color": "#4c4c4c", "opacity": 0.75, "line": {"width": 0}},
+            customdata=list(zip(points["n"], shown, points["dataset"].map(text), strict=True)),
+            hovertemplate=(
+                "A %{x:.2f} · B %{y:.2f}<br>%{customdata[0]} problem(s) in %{customdata[2]}:"
+                " %{customdata[1]}<extra></extra>"
+            ),
+            name="problems",
+            showlegend=False,
         )
     )
-    fig.update_layout(**_LAYOUT)
+    fig.add_trace(
+        go.Scatter(
+            x=[0, 1], y=[0, 1], mode="lines", name="equal", line={"dash": "dot", "color": "#888"},
+            hoverinfo="skip",
+        )
+    )  # fmt: skip
+    fig.update_layout(
+        **_LAYOUT,
+        title=f"Per-problem {label}: A against B",
+        xaxis={"title": f"{label} of A: {text(model_a)}", "range": [-0.05, 1.05]},
+        yaxis={"title": f"{label} of B: {text(model_b)}", "range": [-0.05, 1.05]},
+    )
     return fig
 
 
@@ -126,7 +292,7 @@ def class_counts_figure(counts: pd.DataFrame) -> go.Figure:
         var_name="class",
         value_name="trajectories",
     )
-    long["group"] = long["model"] + " · " + long["dataset"]
+    long["group"] = long["model"].map(text) + " · " + long["dataset"].map(text)
     fig = px.bar(
         long,
         x="group",
@@ -147,11 +313,13 @@ def dead_end_counts_figure(counts: pd.DataFrame) -> go.Figure:
     long = counts.melt(
         id_vars=["model"], value_vars=cats, var_name="category", value_name="dead ends"
     )
+    long = _texts(long, ("model",))
     fig = px.bar(
         long,
         x="model",
         y="dead ends",
         color="category",
+        color_discrete_map=DEAD_END_COLOURS,
         category_orders={"category": cats},
         title="Dead ends by category",
     )
@@ -165,12 +333,14 @@ def efficiency_figure(table: pd.DataFrame, structure: str) -> go.Figure:
     ``table`` is :func:`dagmath_viz.logic.efficiency_table` output (control rows left out).
     """
     part = table[(table["irrelevant"] == structure) & ~table["control"].astype(bool)]
+    part = _texts(part, ("strategy",))
     order = [o for o in ("none", "entity", "agent", "both") if o in set(part["overlap"])]
     fig = px.bar(
         part, x="strategy", y="efficiency", color="overlap", barmode="group",
         category_orders={"overlap": order}, range_y=[0, 1.05], hover_data=["n", "accuracy"],
+        color_discrete_map=OVERLAP_COLOURS,
         labels={"efficiency": "mean efficiency", "overlap": "overlap with the goal"},
-        title=f"Efficiency by strategy, irrelevant structure: {structure}",
+        title=f"Efficiency by strategy, irrelevant structure: {text(structure)}",
     )  # fmt: skip
     fig.update_layout(**_LAYOUT)
     fig.update_yaxes(tickformat=".0%")

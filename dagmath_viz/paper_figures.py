@@ -14,6 +14,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dagmath_viz.figures import model_colours, text
 from dagmath_viz.metrics import GRAPH_STATS
 
 __all__ = [
@@ -40,7 +41,8 @@ _STAT_LABELS = {
 
 
 def _safe(values: pd.Series) -> pd.Series:
-    return values.astype(str).map(html.escape)
+    # the same escaping as figures.py, so that model_colours' keys match the escaped names
+    return values.astype(str).map(text)
 
 
 def spread_figure(board: pd.DataFrame) -> go.Figure:
@@ -89,7 +91,7 @@ def spread_figure(board: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def difficulty_figure(table: pd.DataFrame) -> go.Figure:
+def difficulty_figure(table: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
     """PASS@1, R̂ and AUC against difficulty group, one line per model, a panel per metric.
 
     ``table`` is :func:`dagmath_viz.tables.by_difficulty` output (the paper's Figure 3).
@@ -100,10 +102,12 @@ def difficulty_figure(table: pd.DataFrame) -> go.Figure:
         var_name="metric",
         value_name="rate",
     )
+    palette = model_colours(long["model"].astype(str).unique(), colours)
     long["model"] = _safe(long["model"])
     long["metric"] = long["metric"].map(_METRIC_LABELS)
     fig = px.line(
         long, x="difficulty_group", y="rate", color="model", facet_col="metric", markers=True,
+        color_discrete_map=palette,
         labels={"difficulty_group": "difficulty group k: (k − 1, k]", "rate": "rate"},
         title="By difficulty group (the paper's Figure 3)",
     )  # fmt: skip
@@ -114,12 +118,16 @@ def difficulty_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def closeness_accuracy_figure(table: pd.DataFrame) -> go.Figure:
+def closeness_accuracy_figure(
+    table: pd.DataFrame, colours: dict[str, str] | None = None
+) -> go.Figure:
     """Accuracy by closeness bin, one line per model (:func:`tables.closeness_accuracy`)."""
     shown = table.copy()
+    palette = model_colours(shown["model"].astype(str).unique(), colours)
     shown["model"] = _safe(shown["model"])
     fig = px.line(
         shown, x="closeness_bin", y="accuracy", color="model", markers=True,
+        color_discrete_map=palette,
         hover_data={"n": True},
         labels={"closeness_bin": "closeness rate r (bin)", "accuracy": "share correct"},
         title="Accuracy by closeness: how logical closeness relates to a correct answer",
@@ -129,7 +137,7 @@ def closeness_accuracy_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def shift_figure(shift: pd.DataFrame) -> go.Figure:
+def shift_figure(shift: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
     """Appendix F: Correct → Perfect shift of each statistic against the gap Δ.
 
     ``shift`` is :func:`dagmath_viz.tables.correct_to_perfect_shift` output; one point per
@@ -144,11 +152,13 @@ def shift_figure(shift: pd.DataFrame) -> go.Figure:
         value_name="shift",
     ).dropna(subset=["shift"])
     long["statistic"] = long["statistic"].map(_STAT_LABELS)
+    palette = model_colours(long["model"].astype(str).unique(), colours)
     long["model"] = _safe(long["model"])
     if "dataset" in long:
         long["dataset"] = _safe(long["dataset"])
     fig = px.scatter(
         long, x="gap", y="shift", color="model", facet_col="statistic", facet_col_wrap=3,
+        color_discrete_map=palette,
         symbol="dataset" if "dataset" in long else None, facet_row_spacing=0.14,
         labels={"gap": "gap Δ", "shift": "shift"},
         title="Correct → Perfect shift (mean over Perfect − mean over Correct) against the gap "

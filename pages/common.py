@@ -7,9 +7,11 @@ Not a page itself (``app.py`` lists the pages explicitly). Every number shown co
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,13 +20,19 @@ import pandas as pd
 import streamlit as st
 
 from dagmath_viz.corpus import Corpus, load_corpus
-from dagmath_viz.schema import DagMathError
+from dagmath_viz.export import csv_bytes
+from dagmath_viz.schema import DagMathError, Trajectory
+from dagmath_viz.sources import SourceReader
 from dagmath_viz.text import escape_markdown
 from dagmath_viz.uploads import UploadedFile, materialise_uploads, uploads_id
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
 MAX_TABLE_ROWS = 2000
+TABLE_PAGE = "pages/table.py"
+TRAJECTORY_PAGE = "pages/trajectory.py"
+#: query parameter telling a reloaded page that its data were uploaded (and are now gone)
+UPLOAD_PARAM = "source"
 
 
 def command_line() -> argparse.Namespace:
@@ -69,6 +77,13 @@ def sidebar_data_source() -> Corpus | None:
     if args.data:
         options.insert(0, f"--data {args.data}")
     options.append("Uploaded files")
+    # A page reloaded (or a link opened) while it showed uploads: the uploads belonged to
+    # the old browser session and are gone; say so instead of quietly showing other data.
+    uploads_gone = "data_source" not in st.session_state and (
+        st.query_params.get(UPLOAD_PARAM) == "upload"
+    )
+    if uploads_gone:
+        st.session_state["data_source"] = "Uploaded files"
     with st.sidebar:
         st.header("Data source")
         choice = st.radio("Load", options, key="data_source", label_visibility="collapsed")
@@ -80,12 +95,24 @@ def sidebar_data_source() -> Corpus | None:
                 accept_multiple_files=True,
             )
             if not files:
-                st.info("Upload trajectories to explore them.")
+                if uploads_gone or st.session_state.get("_uploads_were_here"):
+                    st.warning(
+                        "The uploaded files are gone: uploads live only as long as the "
+                        "browser session that sent them, and a reload starts a new one. "
+                        "Upload them again, or choose another data source."
+                    )
+                else:
+                    st.info("Upload trajectories to explore them.")
                 return None
             source_id, paths, extra = _upload_source(files)
             label = f"{len(files)} uploaded file(s)"
             answers = None
+            st.session_state["_uploads_were_here"] = True
+            st.query_params[UPLOAD_PARAM] = "upload"
         else:
+            if st.query_params.get(UPLOAD_PARAM) == "upload":
+                del st.query_params[UPLOAD_PARAM]
+            st.session_state.pop("_uploads_were_here", None)
             extra = []
             try:
                 path = _resolve_data_path(args.data) if choice.startswith("--data") else SAMPLE_DATA
@@ -100,15 +127,25 @@ def sidebar_data_source() -> Corpus | None:
                 st.error(escape_markdown(f"Could not load {label}: {exc}"))
                 return None
         st.session_state["source_id"] = source_id
+        st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
         st.caption(f"{len(corpus):,} trajectories from {corpus.files_read:,} files")
-        if st.button("Reload from disk", help="Clear the cache and read the files again"):
-            corpus_for.clear()
-            cached_derived.clear()
-            st.rerun()
+        st.button(
+            "Reload from disk",
+            help="Read this data source's files again (other sources stay cached)",
+            on_click=_reload,
+            args=(source_id, paths, answers, label),
+        )
     if len(corpus) == 0:
         st.warning(escape_markdown(f"No trajectories found in {label}."))
     return corpus
+
+
+def _reload(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> None:
+    """Forget one data source's cached corpus and tables (other users' sources stay)."""
+    corpus_for.clear(source_id, paths, answers, label)
+    clear_derived(source_id)
+    source_reader.clear(source_id, paths)
 
 
 def load_problems_panel(corpus: Corpus) -> None:
@@ -165,32 +202,155 @@ def cached_derived(source_id: str, name: str, _fn: Callable[[], Any]) -> Any:
     return _fn()
 
 
+_DERIVED: set[tuple[str, str]] = set()
+_DERIVED_LOCK = threading.Lock()
+
+
 def derived(name: str, fn: Callable[[], Any]) -> Any:
     """``fn()`` cached for the current data source under ``name``."""
-    return cached_derived(st.session_state.get("source_id", ""), name, fn)
+    source_id = st.session_state.get("source_id", "")
+    with _DERIVED_LOCK:
+        _DERIVED.add((source_id, name))
+    return cached_derived(source_id, name, fn)
+
+
+def clear_derived(source_id: str) -> None:
+    """Forget the derived tables of one data source (and no other)."""
+    with _DERIVED_LOCK:
+        names = [n for s, n in _DERIVED if s == source_id]
+        _DERIVED.difference_update((source_id, n) for n in names)
+    for name in names:
+        cached_derived.clear(source_id, name, None)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def source_reader(source_id: str, paths: tuple[str, ...]) -> SourceReader:
+    """Reads scored records' sources back, a few files at a time, for one data source."""
+    return SourceReader(roots=paths)
+
+
+def trajectory_of(corpus: Corpus, row: int) -> tuple[Trajectory | None, str | None]:
+    """The trajectory behind a row: loaded, or read back from a scored record's source.
+
+    Returns ``(trajectory, None)`` or ``(None, why not)``, the reason naming the missing path.
+    """
+    traj = corpus.trajectory(row)
+    if traj is not None:
+        return traj, None
+    rec = corpus.scored.iloc[row]
+    reader = source_reader(
+        st.session_state.get("source_id", ""), tuple(st.session_state.get("source_paths", ()))
+    )
+    key = (str(rec["model"]), str(rec["dataset"]), str(rec["problem_id"]), int(rec["sample_id"]))
+    return reader.read(rec["source"] or "", key)
+
+
+def model_colours() -> dict[str, str]:
+    """``{model: colour}`` for the loaded data source: the same on every page."""
+    from dagmath_viz.figures import assign_model_colours
+
+    models = st.session_state["_corpus"].scored["model"].unique()
+    return derived("model_colours", lambda: assign_model_colours(models))
 
 
 def download(df: pd.DataFrame, file_name: str, label: str = "Download CSV") -> None:
-    """A CSV download button for a table."""
+    """A CSV download button for a table (text that looks like a formula is neutralised)."""
     st.download_button(
         label,
-        df.to_csv(index=False).encode(),
+        csv_bytes(df),
         file_name=file_name,
         mime="text/csv",
         key=f"dl_{file_name}",
     )
 
 
-def select(label: str, options: list, key: str, param: str | None = None, **kw) -> Any:
-    """A selectbox whose default can come from a URL query parameter (deep links)."""
+_NOTHING = object()
+
+
+def short_digest(values: list) -> str:
+    """A short stable digest of some values (for widget keys that depend on them)."""
+    return hashlib.blake2b(repr([str(v) for v in values]).encode(), digest_size=6).hexdigest()
+
+
+_digest = short_digest
+
+
+def select(
+    label: str, options: list, key: str, param: str | None = None, *, where: str = "", **kw
+) -> Any:
+    """A selectbox that always shows the value the page uses; deep links fill it.
+
+    The chosen value lives in ``st.session_state[key]``; the widget's own key changes with
+    its options, so when an earlier choice changes them the box is drawn afresh showing
+    the value returned (a keyed selectbox keeps showing a stale value otherwise).
+    On a page's first run, URL parameter ``param`` picks the value. When it names nothing
+    that exists, the page says so (naming it, and ``where`` it was looked for) and stops,
+    showing the box empty: nothing else is opened in its place.
+    """
     if not options:
         return None
+    missing_key = f"{key}__missing"
     if param and key not in st.session_state:
         wanted = st.query_params.get(param)
         if wanted is not None:
-            for opt in options:
-                if str(opt) == wanted:
-                    st.session_state[key] = opt
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-    return st.selectbox(label, options, key=key, **kw)
+            match = next((o for o in options if str(o) == wanted), _NOTHING)
+            if match is _NOTHING:
+                st.session_state[missing_key] = (label, wanted, where)
+                st.session_state[key] = None
+            else:
+                st.session_state[key] = match
+    widget = f"{key}__w{st.session_state.get(f'{key}__n', 0)}_{_digest(options)}"
+    current = st.session_state.get(key, _NOTHING)
+    if widget in st.session_state:
+        value = st.selectbox(label, options, key=widget, **kw)
+    else:
+        if current is not _NOTHING and current in options:
+            index = options.index(current)
+        else:
+            index = None if st.session_state.get(missing_key) else 0
+        value = st.selectbox(label, options, index=index, key=widget, **kw)
+    if value is None and st.session_state.get(missing_key):
+        name, wanted, place = st.session_state[missing_key]
+        st.error(
+            escape_markdown(
+                f"{name} “{wanted}” does not exist{' ' + place if place else ''}: "
+                "the link is stale or mistyped. Choose one above."
+            ),
+            icon=":material/link_off:",
+        )
+        st.stop()
+    st.session_state.pop(missing_key, None)
+    st.session_state[key] = value
+    return value
+
+
+def set_choice(key: str, value: Any) -> None:
+    """Set what a :func:`select` box shows (for buttons and links; call before it draws)."""
+    st.session_state[key] = value
+    st.session_state[f"{key}__n"] = st.session_state.get(f"{key}__n", 0) + 1
+    st.session_state.pop(f"{key}__missing", None)
+
+
+def open_trajectory(
+    model: str, dataset: str, problem: str, sample: int, step: Any | None = None
+) -> None:
+    """Switch to the Trajectory view of one trajectory (optionally at one step)."""
+    set_choice("traj_model", model)
+    set_choice("traj_dataset", dataset)
+    set_choice("traj_problem", str(problem))
+    set_choice("traj_sample", int(sample))
+    st.session_state.pop("traj_classes", None)  # show every class: the target's included
+    st.session_state.pop("traj_step_page", None)
+    params = {"model": model, "dataset": dataset, "problem": str(problem), "sample": str(sample)}
+    if step is not None:
+        params["step"] = str(step)
+    st.switch_page(TRAJECTORY_PAGE, query_params=params)
+
+
+def open_table(**filters: Any) -> None:
+    """Switch to the trajectory table, filtered (``models=[...]``, ``problems=[...]``, …)."""
+    for name in ("models", "datasets", "classes", "correct"):
+        st.session_state[f"tt_{name}"] = list(filters.get(name) or [])
+    st.session_state["tt_problems"] = ", ".join(map(str, filters.get("problems") or []))
+    st.session_state["tt_query"] = filters.get("query", "")
+    st.switch_page(TABLE_PAGE)

@@ -20,15 +20,38 @@ if len(all_models) < 2:
     st.info("Load at least two models to compare them.")
     st.stop()
 
+if "cmp_models" in st.session_state:
+    # models of another data source: keep only those loaded here
+    kept = [m for m in st.session_state["cmp_models"] if m in all_models]
+    if kept != st.session_state["cmp_models"]:
+        st.session_state["cmp_models"] = kept if len(kept) >= 2 else all_models[:2]
 if "cmp_models" not in st.session_state:
-    wanted = [m for m in st.query_params.get_all("models") if m in all_models]
-    st.session_state["cmp_models"] = wanted if len(wanted) >= 2 else all_models[:2]
+    asked = st.query_params.get_all("models")
+    unknown = [m for m in asked if m not in all_models]
+    if unknown:
+        st.session_state["cmp_unknown"] = unknown
+    wanted = [m for m in asked if m in all_models]
+    st.session_state["cmp_models"] = wanted if len(wanted) >= 2 or unknown else all_models[:2]
 models = st.multiselect("Models (two or more)", all_models, key="cmp_models")
+if st.session_state.get("cmp_unknown"):
+    if models == [m for m in st.query_params.get_all("models") if m in all_models]:
+        names = ", ".join(f"“{m}”" for m in st.session_state["cmp_unknown"])
+        st.error(
+            escape_markdown(
+                f"No model {names} in the loaded data: the link is stale or mistyped. "
+                "Choose models above."
+            ),
+            icon=":material/link_off:",
+        )
+        st.stop()
+    del st.session_state["cmp_unknown"]
 if len(models) < 2:
     st.warning("Choose at least two models.")
     st.stop()
 shared_ds = sorted(set.intersection(*(set(df.loc[df["model"] == m, "dataset"]) for m in models)))
-dataset = common.select("Dataset", shared_ds, "cmp_dataset", "dataset")
+dataset = common.select(
+    "Dataset", shared_ds, "cmp_dataset", "dataset", where="among those these models share"
+)
 if dataset is None:
     st.info("These models share no dataset.")
     st.stop()
@@ -39,37 +62,81 @@ problems = sorted(set.intersection(*per_model), key=natural_key)
 st.query_params.update(dataset=dataset)
 st.query_params["models"] = models
 
+GRAPH_HEIGHT = 460
+#: One zoom for every graph side by side (1 = 100 %), so that sizes compare.
+GRAPH_SCALE = 1.0
+try:  # the linked trajectory view takes a fixed scale; it is being built on another branch
+    from pages.graph_view import trajectory_view
+except ImportError:
+    trajectory_view = None
+
+
+def _draw_graph(traj, rec) -> None:
+    """The one place Compare draws a graph: every graph the same frame, settings and scale
+    (with the linked view; the older renderer fits each graph to its frame instead)."""
+    if trajectory_view is not None:
+        trajectory_view(traj, rec, height=GRAPH_HEIGHT + 70, scale=GRAPH_SCALE, show_steps=False)
+        return
+    html = render_dag_html(
+        traj,
+        dead_ends=rec["dead_ends"],
+        final_correct=rec["final_correct"],
+        height_px=GRAPH_HEIGHT,
+    )
+    st.iframe(html, height=GRAPH_HEIGHT + 70)
+
+
+def _default_sample(rows: pd.DataFrame, i: int):
+    """A sensible pair by default: the first model's first correct sample, the second's
+    first incorrect one (then alternating); the first sample when there is none such."""
+    want = i % 2 == 0
+    hit = rows[rows["final_correct"] == want]
+    return (hit if not hit.empty else rows)["sample_id"].min()
+
+
 st.subheader("Side by side")
-pick = st.columns(2)
-with pick[0]:
-    problem = common.select("Problem", problems, "cmp_problem", "problem")
-with pick[1]:
-    samples = sorted(part.loc[part["problem_id"] == problem, "sample_id"].unique())
-    sample = common.select("Sample index", samples, "cmp_sample", "sample")
-if problem is not None:
-    st.query_params.update(problem=str(problem), sample=str(sample))
-    columns = st.columns(min(len(models), 3))
-    for i, model in enumerate(models):
-        with columns[i % len(columns)]:
-            row = corpus.row_of(model, dataset, problem, sample)
-            st.markdown(f"**{escape_markdown(model)}**")
-            if row is None:
-                st.info("No such sample for this model.")
-                continue
-            rec = df.iloc[row]
-            st.caption(
-                f"{rec['class']} · closeness {tables.format_percent(rec['closeness_rate'])}"
-                f" · {len(rec['dead_ends'])} dead ends · {rec['n_nodes']} steps"
-            )
-            traj = corpus.trajectory(row)
-            if traj is not None:
-                html = render_dag_html(
-                    traj,
-                    dead_ends=rec["dead_ends"],
-                    final_correct=rec["final_correct"],
-                    height_px=460,
+st.caption(
+    "Each model's sample is chosen on its own: sample numbers of different models are "
+    "unrelated runs, so they are never paired by number."
+)
+problem = common.select(
+    "Problem", problems, "cmp_problem", "problem", where=f"shared by these models on {dataset}"
+)
+if problem is None:
+    st.info(f"These models share no problem on {escape_markdown(dataset)}.")
+else:
+    st.query_params.update(problem=str(problem))
+    numbered = list(enumerate(models))
+    for start in range(0, len(models), 2):
+        columns = st.columns(2)
+        for col, (i, model) in zip(columns, numbered[start : start + 2], strict=False):
+            with col:
+                rows = part[(part["model"] == model) & (part["problem_id"] == problem)]
+                rows = rows.sort_values("sample_id")
+                samples = rows["sample_id"].astype(int).tolist()
+                key = f"cmp_sample_{common.short_digest([model, dataset, problem])}"
+                if key not in st.session_state and samples:
+                    st.session_state[key] = int(_default_sample(rows, i))
+                head = st.columns([3, 2])
+                head[0].text(model)  # plain text: a name is never markup nor a link
+                with head[1]:
+                    sample = common.select("Sample", samples, key)
+                if sample is None:
+                    st.info("No sample of this problem for this model.")
+                    continue
+                row = corpus.row_of(model, dataset, problem, sample)
+                rec = df.iloc[row]
+                answer = {True: "correct", False: "wrong"}.get(rec["final_correct"], "unscored")
+                st.caption(
+                    f"{rec['class']} · answer {answer} · closeness "
+                    f"{tables.format_percent(rec['closeness_rate'])}"
+                    f" · {len(rec['dead_ends'])} dead ends · {rec['n_nodes']} steps"
                 )
-                st.iframe(html, height=530)
+                traj, unreadable = common.trajectory_of(corpus, row)
+                if traj is None:
+                    st.warning(escape_markdown(f"Steps not shown: {unreadable}."))
+                    continue
+                _draw_graph(traj, rec)
 
 st.subheader("Across problems")
 pp = common.derived("per_problem", lambda: metrics.per_problem(df))
@@ -77,11 +144,30 @@ pp = pp[pp["dataset"] == dataset]
 pair = st.columns(2)
 model_a = pair[0].selectbox("Model A", models, index=0, key="cmp_a")
 model_b = pair[1].selectbox("Model B", [m for m in models if m != model_a], index=0, key="cmp_b")
-scatter = st.columns(2)
-scatter[0].plotly_chart(figures.per_problem_scatter(pp, model_a, model_b, "prr"), width="stretch")
-scatter[1].plotly_chart(
-    figures.per_problem_scatter(pp, model_a, model_b, "pass_at_1"), width="stretch"
+st.caption(
+    "One marker per distinct pair of values; its size and number count the problems there. "
+    "Click a marker to list those problems' trajectories."
 )
+scatter = st.columns(2)
+for col, metric in zip(scatter, ("prr", "pass_at_1"), strict=True):
+    points = figures.per_problem_points(pp, model_a, model_b, metric)
+    nonce = st.session_state.get("cmp_scatter_n", 0)
+    event = col.plotly_chart(
+        figures.per_problem_scatter(pp, model_a, model_b, metric, points=points),
+        width="stretch",
+        on_select="rerun",
+        selection_mode="points",
+        key=f"cmp_scatter_{metric}_{nonce}",
+    )
+    picked = [
+        p["point_index"]
+        for p in (event.selection.points if event is not None else [])
+        if p.get("curve_number") == 0
+    ]
+    if picked:
+        chosen = sorted({pid for i in picked for pid in points.iloc[i]["problems"]})
+        st.session_state["cmp_scatter_n"] = nonce + 1  # a fresh chart when coming back
+        common.open_table(models=[model_a, model_b], datasets=[dataset], problems=chosen)
 
 rows = []
 scope = df[df["dataset"] == dataset]
@@ -106,4 +192,7 @@ common.download(diff_table, "paired_differences.csv", "Download the differences 
 
 curve = metrics.auc_curve(df[df["model"].isin(models) & (df["dataset"] == dataset)])
 if not curve.empty:
-    st.plotly_chart(figures.auc_figure(curve, title=f"AUC curves on {dataset}"), width="stretch")
+    st.plotly_chart(
+        figures.auc_figure(curve, title=f"AUC curves on {dataset}", colours=common.model_colours()),
+        width="stretch",
+    )

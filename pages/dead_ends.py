@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+import pandas as pd
 import streamlit as st
 
 from dagmath_viz import figures
-from dagmath_viz.deadends import CATEGORIES, dead_end_counts, dead_end_table
-from dagmath_viz.text import plain
+from dagmath_viz.deadends import CATEGORIES, dead_end_table
+from dagmath_viz.sources import (
+    UNKNOWN,
+    dead_end_category_counts,
+    missing_sources,
+    scored_dead_end_table,
+)
+from dagmath_viz.text import escape_markdown, plain
 from pages import common
 
+#: Scored records whose sources span more files than this are categorised on request.
+AUTO_SOURCE_FILES = 200
+
 corpus = common.corpus()
+df = corpus.scored
 st.title("Dead ends")
 st.caption(
     "A dead end is a step other than the final one that no later step cites. Categories: "
@@ -20,17 +31,56 @@ st.caption(
     "the answer), **commentary** (any other derived leaf)."
 )
 table = common.derived("dead_ends", lambda: dead_end_table(corpus.trajectories))
+
+# Rows read from scored JSONL carry their dead ends but no steps: list them from the
+# records, and categorise them from their source files when those can be read.
+scored_rows = [i for i, t in enumerate(corpus.trajectories) if t is None]
+if scored_rows:
+    records = df.iloc[scored_rows]
+    with_dead = records[records["dead_ends"].map(lambda d: bool(d))]
+    reader = common.source_reader(
+        st.session_state.get("source_id", ""), tuple(st.session_state.get("source_paths", ()))
+    )
+    n_files = with_dead["source"].map(lambda s: str(s).rsplit(":", 1)[0]).nunique()
+    wanted = n_files <= AUTO_SOURCE_FILES or st.session_state.get("de_read_sources")
+    if wanted:
+        with st.spinner(f"Reading {n_files:,} source files to categorise dead ends …"):
+            from_records = common.derived(
+                "dead_ends_scored",
+                lambda: scored_dead_end_table(df, reader, rows=scored_rows),
+            )
+    else:
+        from_records = common.derived(
+            "dead_ends_scored_unread", lambda: scored_dead_end_table(df, None, rows=scored_rows)
+        )
+    table = pd.concat([table, from_records], ignore_index=True)
+    unknown = int((from_records["category"] == UNKNOWN).sum())
+    if unknown:
+        missing = common.derived("missing_sources", lambda: missing_sources(with_dead, reader))
+        note = (
+            f"{unknown:,} dead ends come from scored records whose steps were not read, so "
+            f"their category is **{UNKNOWN}**."
+        )
+        if missing:
+            shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+            note += f" Source files not found ({len(missing):,}): " + escape_markdown(shown)
+        st.info(note, icon=":material/help:")
+        if not wanted and st.button(f"Read {n_files:,} source files to categorise them"):
+            st.session_state["de_read_sources"] = True
+            st.rerun()
+
 if table.empty:
     st.success("No dead ends: every loaded trajectory is logically closed.")
     st.stop()
 
-counts = dead_end_counts(table)
+counts = dead_end_category_counts(table)
 st.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
 st.dataframe(counts, hide_index=True, width="stretch")
 
 filters = st.columns(3)
 models = filters[0].multiselect("Model", sorted(table["model"].unique()), key="de_models")
-cats = filters[1].multiselect("Category", list(CATEGORIES), key="de_cats")
+present = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
+cats = filters[1].multiselect("Category", present, key="de_cats")
 query = filters[2].text_input("Text contains", key="de_text")
 shown = table
 if models:
@@ -53,8 +103,12 @@ page["open"] = [
         strict=True,
     )
 ]
-st.dataframe(
-    page, hide_index=True, width="stretch",
+page = page[["model", "dataset", "problem_id", "sample_id", "step_id", "category", "text", "open"]]
+st.caption("Click a row to open its trajectory at that step (or “view ↗” for a new tab).")
+grid = f"de_grid{st.session_state.get('de_grid_n', 0)}"
+event = st.dataframe(
+    page, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+    key=grid,
     column_config={"open": st.column_config.LinkColumn("open", display_text="view ↗")},
 )  # fmt: skip
 st.caption(
@@ -62,3 +116,10 @@ st.caption(
     + (f"; showing the first {common.MAX_TABLE_ROWS:,}" if len(shown) > len(page) else "")
 )
 common.download(shown, "dead_ends.csv", "Download these dead ends (CSV)")
+chosen = event.selection.rows if event is not None else []
+if chosen:
+    rec = page.iloc[chosen[0]]
+    st.session_state["de_grid_n"] = st.session_state.get("de_grid_n", 0) + 1
+    common.open_trajectory(
+        rec["model"], rec["dataset"], rec["problem_id"], int(rec["sample_id"]), rec["step_id"]
+    )

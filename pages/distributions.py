@@ -18,7 +18,10 @@ if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
 
-grouped = common.derived("with_difficulty", lambda: tables.with_difficulty_group(df))
+# "row": the corpus row behind each point, so that a clicked outlier opens its trajectory
+grouped = common.derived(
+    "with_difficulty", lambda: tables.with_difficulty_group(df.assign(row=range(len(df))))
+)
 has_difficulty = grouped["difficulty_group"].notna().any()
 controls = st.columns([3, 2, 2])
 stat = controls[0].radio(
@@ -39,16 +42,41 @@ if has_difficulty:
 else:
     st.caption("No difficulty is known for these data, so they are stratified by dataset.")
     x, strat = "dataset", data
-st.plotly_chart(figures.stat_distribution_figure(strat, stat, x=x, kind=kind), width="stretch")
+st.caption("Click an outlier point to open its trajectory.")
+
+
+def _outlier_chart(data, x: str, name: str) -> None:
+    """A distribution chart whose outlier points open the trajectory behind them."""
+    nonce = st.session_state.get("dist_n", 0)
+    event = st.plotly_chart(
+        figures.stat_distribution_figure(
+            data, stat, x=x, kind=kind, custom_data=["row"], colours=common.model_colours()
+        ),
+        width="stretch",
+        on_select="rerun",
+        selection_mode="points",
+        key=f"dist_{name}_{nonce}",
+    )
+    for point in event.selection.points if event is not None else []:
+        custom = point.get("customdata")
+        if isinstance(custom, dict):  # Streamlit sends plotly's array as {"0": value}
+            custom = [custom[k] for k in sorted(custom, key=int)]
+        if custom:
+            rec = df.iloc[int(custom[0])]
+            st.session_state["dist_n"] = nonce + 1  # a fresh chart when coming back
+            common.open_trajectory(
+                rec["model"], rec["dataset"], rec["problem_id"], int(rec["sample_id"])
+            )
+
+
+_outlier_chart(strat, x, "strata")
 
 st.subheader("By cohort")
 st.caption("Cohorts overlap as in the paper: All, Incorrect, Correct (right answer), Perfect.")
-long = common.derived("cohort_long", lambda: tables.cohort_long(df))
+long = common.derived("cohort_long", lambda: tables.cohort_long(df.assign(row=range(len(df)))))
 long = long[long["model"].isin(chosen)]
-st.plotly_chart(
-    figures.stat_distribution_figure(long, stat, x="cohort", kind=kind), width="stretch"
-)
-summary = long.groupby(["model", "cohort"])[stat].describe().reset_index()
+_outlier_chart(long, "cohort", "cohort")
+summary = long.drop(columns="row").groupby(["model", "cohort"])[stat].describe().reset_index()
 st.dataframe(summary, hide_index=True, width="stretch")
 common.download(summary, f"{stat}_by_cohort.csv", "Download the summary (CSV)")
 
@@ -62,7 +90,10 @@ closeness = closeness[closeness["model"].isin(chosen)]
 if closeness.empty:
     st.info("No trajectory has a reference answer.")
 else:
-    st.plotly_chart(paper_figures.closeness_accuracy_figure(closeness), width="stretch")
+    st.plotly_chart(
+        paper_figures.closeness_accuracy_figure(closeness, common.model_colours()),
+        width="stretch",
+    )
     common.download(closeness, "accuracy_by_closeness.csv", "Download (CSV)")
 
 st.subheader("Correct → Perfect shift against the gap (the paper's Appendix F)")
@@ -75,5 +106,5 @@ shift = shift[shift["model"].isin(chosen)]
 if shift.dropna(subset=list(GRAPH_STATS), how="all").empty:
     st.info("No model has both correct and perfect trajectories.")
 else:
-    st.plotly_chart(paper_figures.shift_figure(shift), width="stretch")
+    st.plotly_chart(paper_figures.shift_figure(shift, common.model_colours()), width="stretch")
     common.download(shift, "correct_to_perfect_shift.csv", "Download (CSV)")

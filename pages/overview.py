@@ -31,7 +31,17 @@ if board["small_sample"].any():
         "their intervals are wide and less reliable. Compare such rows with care.",
         icon=":material/warning:",
     )
-st.dataframe(tables.leaderboard_display(board), hide_index=True, width="stretch")
+st.caption("Click a row to list its trajectories.")
+lb_key = f"ov_board{st.session_state.get('ov_board_n', 0)}"
+shown_board = tables.leaderboard_display(board)
+picked = st.dataframe(
+    shown_board, hide_index=True, width="stretch",
+    on_select="rerun", selection_mode="single-row", key=lb_key,
+)  # fmt: skip
+if picked is not None and picked.selection.rows:
+    chosen_row = shown_board.iloc[picked.selection.rows[0]]
+    st.session_state["ov_board_n"] = st.session_state.get("ov_board_n", 0) + 1
+    common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
 common.download(board, "leaderboard.csv", "Download the leaderboard (CSV, fractions)")
 
 early = common.derived(
@@ -66,7 +76,9 @@ by_diff = common.derived("by_difficulty", lambda: tables.by_difficulty(df))
 if by_diff.empty:
     st.info("No difficulty is known for these data.")
 else:
-    st.plotly_chart(paper_figures.difficulty_figure(by_diff), width="stretch")
+    st.plotly_chart(
+        paper_figures.difficulty_figure(by_diff, common.model_colours()), width="stretch"
+    )
     common.download(by_diff, "by_difficulty.csv", "Download by difficulty group (CSV)")
 
 st.subheader("AUC curves")
@@ -74,7 +86,7 @@ curve = common.derived("auc_curve", lambda: metrics.auc_curve(df))
 if curve.empty:
     st.info("No trajectory has a reference answer, so there is no AUC curve.")
 else:
-    st.plotly_chart(figures.auc_figure(curve), width="stretch")
+    st.plotly_chart(figures.auc_figure(curve, colours=common.model_colours()), width="stretch")
     common.download(curve, "auc_curves.csv", "Download the AUC curves (CSV)")
 
 st.subheader("Graph statistics by cohort (the paper's Table 1)")
@@ -88,5 +100,14 @@ left, right = st.columns([3, 2])
 with left:
     st.plotly_chart(figures.class_counts_figure(counts), width="stretch")
 with right:
-    st.dataframe(counts, hide_index=True, width="stretch")
+    cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
+    picked = st.dataframe(
+        counts, hide_index=True, width="stretch",
+        on_select="rerun", selection_mode="single-row", key=cc_key,
+    )  # fmt: skip
+    st.caption("Click a row to list its trajectories.")
+    if picked is not None and picked.selection.rows:
+        chosen_row = counts.iloc[picked.selection.rows[0]]
+        st.session_state["ov_counts_n"] = st.session_state.get("ov_counts_n", 0) + 1
+        common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
     common.download(counts, "class_counts.csv", "Download the class counts (CSV)")

@@ -39,10 +39,14 @@ if "traj_model" not in st.session_state and "model" not in st.query_params:
 
 top = st.columns([2, 2, 3])
 with top[0]:
-    model = common.select("Model", sorted(df["model"].unique()), "traj_model", "model")
+    model = common.select(
+        "Model", sorted(df["model"].unique()), "traj_model", "model", where="in the loaded data"
+    )
 with top[1]:
     datasets = sorted(df.loc[df["model"] == model, "dataset"].unique())
-    dataset = common.select("Dataset", datasets, "traj_dataset", "dataset")
+    dataset = common.select(
+        "Dataset", datasets, "traj_dataset", "dataset", where=f"for model {model}"
+    )
 with top[2]:
     present = [c for c in CLASSES if c in set(df["class"])]
     classes = st.multiselect("Show classes", present, default=present, key="traj_classes")
@@ -59,18 +63,23 @@ if not order:
 def _move(delta: int) -> None:
     current = (st.session_state.get("traj_problem"), st.session_state.get("traj_sample"))
     i = order.index(current) if current in order else 0
-    st.session_state["traj_problem"], st.session_state["traj_sample"] = order[
-        (i + delta) % len(order)
-    ]
+    problem, sample = order[(i + delta) % len(order)]
+    common.set_choice("traj_problem", problem)
+    common.set_choice("traj_sample", sample)
 
 
 pick = st.columns([3, 2, 1, 1])
 with pick[0]:
     problems = list(dict.fromkeys(p for p, _ in order))
-    problem = common.select("Problem", problems, "traj_problem", "problem")
+    problem = common.select(
+        "Problem", problems, "traj_problem", "problem",
+        where=f"for {model} on {dataset} among the classes shown",
+    )  # fmt: skip
 with pick[1]:
     samples = [s for p, s in order if p == problem]
-    sample = common.select("Sample", samples, "traj_sample", "sample")
+    sample = common.select(
+        "Sample", samples, "traj_sample", "sample", where=f"for problem {problem} of {model}"
+    )
 with pick[2]:
     st.button("◀ Previous", on_click=_move, args=(-1,), width="stretch")
 with pick[3]:
@@ -79,7 +88,7 @@ with pick[3]:
 st.query_params.update(model=model, dataset=dataset, problem=str(problem), sample=str(sample))
 row = corpus.row_of(model, dataset, problem, sample)
 rec = df.iloc[row]
-traj = corpus.trajectory(row)
+traj, unreadable = common.trajectory_of(corpus, row)
 position = order.index((problem, sample)) + 1
 st.caption(
     f"Trajectory {position:,} of {len(order):,} shown · source: "
@@ -109,7 +118,10 @@ for error in rec["errors"] or ():
     st.error(escape_markdown(plain(error, 500)), icon=":material/error:")
 
 if traj is None:
-    st.info("This record was read from scored JSONL and carries no steps to draw.")
+    st.warning(
+        escape_markdown(f"The steps of this scored record cannot be shown: {unreadable}."),
+        icon=":material/draft:",
+    )
     st.stop()
 
 dead = set(rec["dead_ends"])

@@ -87,3 +87,148 @@ def test_class_counts_figure_stacks_every_class():
     fig = figures.class_counts_figure(counts)
     assert [t.name for t in fig.data] == list(figures.CLASS_COLOURS)
     assert {t.name: t.marker.color for t in fig.data} == figures.CLASS_COLOURS
+
+
+# --- colour per model, escaping, overlapping points ------------------------------------------
+
+BEACON = 'm<span style="background:url(http://127.0.0.2:9/x.png)">x</span>'
+
+
+def test_model_colour_is_stable_and_independent_of_other_models():
+    curve = pd.DataFrame(
+        {"model": ["a", "a", "b", "b"], "dataset": ["d"] * 4, "tau": [0.0, 1.0] * 2,
+         "A": [0.5] * 4}
+    )  # fmt: skip
+    alone = curve[curve["model"] == "b"]
+    both = {t.name: t.line.color for t in figures.auc_figure(curve).data}
+    only = {t.name: t.line.color for t in figures.auc_figure(alone).data}
+    assert both["b"] == only["b"] == figures.model_colour("b")
+    assert both["a"] == figures.model_colour("a")
+    # the same in a distribution figure
+    df = pd.DataFrame({"model": ["b", "a"], "dataset": ["d", "d"], "n_nodes": [3, 4]})
+    box = {
+        t.name: t.marker.color
+        for t in figures.stat_distribution_figure(df, "n_nodes", "dataset").data
+    }
+    assert box == {"a": figures.model_colour("a"), "b": figures.model_colour("b")}
+    # a fixed name always maps to the same palette entry (blake2b, not Python's hash)
+    import hashlib
+
+    digest = hashlib.blake2b(b"sim-focus-1.0", digest_size=8).digest()
+    assert (
+        figures.model_colour("sim-focus-1.0")
+        == figures.MODEL_PALETTE[int.from_bytes(digest, "big") % len(figures.MODEL_PALETTE)]
+    )
+
+
+def test_other_encodings_never_use_the_model_palette():
+    model = {c.lower() for c in figures.MODEL_PALETTE}
+    assert len(model) == 24
+    for palette in (figures.CLASS_COLOURS, figures.DEAD_END_COLOURS, figures.OVERLAP_COLOURS):
+        assert not model & {c.lower() for c in palette.values()}
+
+
+def test_dead_end_categories_use_their_own_colours():
+    counts = pd.DataFrame({"model": ["a"], "unused given": [1], "commentary": [2],
+                           "unknown": [3], "total": [6]})  # fmt: skip
+    colours = {t.name: t.marker.color for t in figures.dead_end_counts_figure(counts).data}
+    assert colours == {k: figures.DEAD_END_COLOURS[k] for k in ("unused given", "commentary",
+                                                               "unknown")}  # fmt: skip
+
+
+def _strings(fig) -> str:
+    return fig.to_json()
+
+
+def test_model_names_reach_plotly_escaped_everywhere():
+    raw = '<span style=\\"background'
+    curve = pd.DataFrame({"model": [BEACON] * 2, "dataset": [BEACON] * 2, "tau": [0.0, 1.0],
+                          "A": [1.0, 0.5]})  # fmt: skip
+    df = pd.DataFrame({"model": [BEACON, "b"], "dataset": [BEACON] * 2, "n_nodes": [3, 4],
+                       "cohort": ["All", "All"]})  # fmt: skip
+    pp = pd.DataFrame({"model": [BEACON, "b"], "dataset": ["d", "d"],
+                       "problem_id": [BEACON, BEACON], "prr": [0.5, 1.0]})  # fmt: skip
+    counts = pd.DataFrame({"model": [BEACON], "dataset": [BEACON], "perfect": [1],
+                           "imperfect": [0], "incorrect": [0], "illegal": [0],
+                           "unscored": [0]})  # fmt: skip
+    de = pd.DataFrame({"model": [BEACON], "commentary": [1], "total": [1]})
+    figs = [
+        figures.auc_figure(curve, title=f"AUC on {BEACON}"),
+        figures.stat_distribution_figure(df, "n_nodes", x="dataset"),
+        figures.stat_distribution_figure(df, "n_nodes", x="cohort"),
+        figures.per_problem_scatter(pp, BEACON, "b", "prr"),
+        figures.class_counts_figure(counts),
+        figures.dead_end_counts_figure(de),
+    ]
+    for fig in figs:
+        spec = _strings(fig)
+        assert raw not in spec, spec[:400]
+        assert "m&lt;span" in spec
+    # the legend shows the name as typed: plotly turns the entities back into characters
+    assert figs[0].data[0].name == figures.text(BEACON)
+    assert figures.text("<b>&") == "&lt;b&gt;&amp;"
+
+
+def test_overlapping_problems_become_one_sized_point():
+    pp = pd.DataFrame(
+        {
+            "model": ["a"] * 4 + ["b"] * 4,
+            "dataset": ["d"] * 8,
+            "problem_id": ["1", "2", "10", "3"] * 2,
+            "prr": [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.5],
+        }
+    )
+    points = figures.per_problem_points(pp, "a", "b", "prr")
+    # problems 1, 2 and 10 sit at (1, 1); problem 3 at (0, 0.5)
+    assert list(zip(points["a"], points["b"], points["n"], strict=True)) == [
+        (0.0, 0.5, 1),
+        (1.0, 1.0, 3),
+    ]
+    assert points["problems"].iloc[1] == ["1", "2", "10"]  # natural order
+    fig = figures.per_problem_scatter(pp, "a", "b", "prr", points=points)
+    sizes = list(fig.data[0].marker.size)
+    assert sizes[1] > sizes[0]
+    assert list(fig.data[0].text) == ["", "3"]
+
+
+def test_models_of_one_source_never_share_a_colour():
+    names = [f"model-{i}" for i in range(60)]
+    # two names whose own slots collide
+    by_colour: dict[str, list[str]] = {}
+    for n in names:
+        by_colour.setdefault(figures.model_colour(n), []).append(n)
+    first, second = next(v for v in by_colour.values() if len(v) >= 2)[:2]
+    lone = next(v[0] for v in by_colour.values() if len(v) == 1)
+    chosen = [first, second, lone]
+    colours = figures.assign_model_colours(chosen)
+    assert len(set(colours.values())) == 3
+    assert colours[min(first, second)] == figures.model_colour(first)  # the first keeps it
+    assert colours[lone] == figures.model_colour(lone)  # uncontested: its own colour
+    assert figures.assign_model_colours(reversed(chosen)) == colours  # order does not matter
+    # 24 models: 24 different colours
+    assert len(set(figures.assign_model_colours(names[:24]).values())) == 24
+    # a figure given the source's colours uses them for a subset of its models
+    curve = pd.DataFrame({"model": [second] * 2, "dataset": ["d"] * 2, "tau": [0.0, 1.0],
+                          "A": [1.0, 0.5]})  # fmt: skip
+    fig = figures.auc_figure(curve, colours=colours)
+    assert fig.data[0].line.color == colours[second]
+
+
+def test_scatter_without_shared_problems_is_empty_not_an_error():
+    pp = pd.DataFrame({"model": ["a", "b"], "dataset": ["d", "d"], "problem_id": ["1", "2"],
+                       "prr": [0.5, 1.0]})  # fmt: skip
+    fig = figures.per_problem_scatter(pp, "a", "b", "prr")
+    assert list(fig.data[0].x) == [] and fig.data[-1].name == "equal"
+
+
+def test_paper_figures_use_the_model_colours_and_escape_names():
+    from dagmath_viz import paper_figures
+
+    table = pd.DataFrame({"model": [BEACON, "b"], "difficulty_group": [1, 1],
+                          "pass_at_1": [0.5, 0.6], "r_hat": [0.2, 0.3],
+                          "auc": [0.4, 0.5]})  # fmt: skip
+    colours = figures.assign_model_colours([BEACON, "b", "c"])
+    fig = paper_figures.difficulty_figure(table, colours)
+    by_name = {t.name: t.line.color for t in fig.data}
+    assert by_name[figures.text(BEACON)] == colours[BEACON] and by_name["b"] == colours["b"]
+    assert '<span style=\\"background' not in fig.to_json()

@@ -24,6 +24,7 @@ import email.utils
 import json
 import random
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ __all__ = [
     "RetryPolicy",
     "extract_json",
     "public_url",
+    "run_to_completion",
 ]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.S)
@@ -389,3 +391,30 @@ def _reasoning(message: Any) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
+
+
+def run_to_completion(make_coroutine: Callable[[], Any]) -> Any:
+    """Run ``make_coroutine()`` to completion from synchronous code and return its result.
+
+    ``asyncio.run`` refuses to start inside a thread whose event loop is already running
+    (a Jupyter cell, or a test session driving Playwright's sync API). There the run gets a
+    thread of its own, with its own loop; elsewhere it runs here.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running in this thread: the usual command-line case
+        return asyncio.run(make_coroutine())
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = asyncio.run(make_coroutine())
+        except BaseException as exc:  # re-raised in the caller's thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="dagmath-generation")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]

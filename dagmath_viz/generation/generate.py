@@ -34,6 +34,7 @@ from dagmath_viz.generation.client import (
     FatalAPIError,
     RetryPolicy,
     public_url,
+    run_to_completion,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
 from dagmath_viz.generation.progress import Progress, format_duration
@@ -382,4 +383,4 @@ def run_generate(problems: list[Problem], config: GenerateConfig, stream: TextIO
     Raises:
         FatalAPIError: the server refused the credentials, model or endpoint.
     """
-    return asyncio.run(_Run(problems, config, stream).run())
+    return run_to_completion(lambda: _Run(problems, config, stream).run())

@@ -39,6 +39,7 @@ from dagmath_viz.generation.client import (
     FatalAPIError,
     RetryPolicy,
     public_url,
+    run_to_completion,
 )
 from dagmath_viz.generation.gold_checks import (
     Graph,
@@ -453,4 +454,4 @@ def run_gold(problems: list[Problem], config: GoldConfig, stream: TextIO) -> Gol
     Raises:
         FatalAPIError: the server refused the credentials, model or endpoint.
     """
-    return asyncio.run(_GoldRun(problems, config, stream).run())
+    return run_to_completion(lambda: _GoldRun(problems, config, stream).run())

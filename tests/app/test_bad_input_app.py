@@ -17,6 +17,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dagmath_viz import answers
+from tests.app.helpers import choice
 from tests.test_hardening import (
     HOSTILE_BROKEN_FILE,
     HOSTILE_MODEL_DIR,
@@ -133,16 +134,16 @@ def test_good_trajectories_are_still_shown(app):
     good = board[board["model"] == "good"].iloc[0]
     assert good["PASS@1 (95% CI)"].startswith("100.0%")  # both good samples are correct
     _run(app, "pages/trajectory.py")
-    app.selectbox(key="traj_model").set_value("good").run()
+    choice(app, "traj_model").set_value("good").run()
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Steps / edges"] == "4 / 3" and metrics["Final answer"] == "correct"
 
 
 def test_the_big_and_the_broken_trajectories_open(app):
     _run(app, "pages/trajectory.py")
-    app.selectbox(key="traj_model").set_value("bad").run()
+    choice(app, "traj_model").set_value("bad").run()
     for problem, steps in (("43", "10000 / 9999"), ("17", "4 / 3"), ("22", "2 / 0")):
-        app.selectbox(key="traj_problem").set_value(problem).run()
+        choice(app, "traj_problem").set_value(problem).run()
         assert not app.exception, problem
         assert {m.label: m.value for m in app.metric}["Steps / edges"] == steps, problem
     errors = [re.sub(r"\\(.)", r"\1", e.value) for e in app.error]  # markdown-escaped
@@ -151,15 +152,15 @@ def test_the_big_and_the_broken_trajectories_open(app):
 
 def test_a_huge_trajectory_keeps_the_page_small(app):
     _run(app, "pages/trajectory.py")
-    app.selectbox(key="traj_model").set_value("bad").run()
-    app.selectbox(key="traj_problem").set_value("43").run()
+    choice(app, "traj_model").set_value("bad").run()
+    choice(app, "traj_problem").set_value("43").run()
     assert not app.exception
     assert len(app.markdown) < 1000
 
 
 def test_hostile_text_is_escaped_in_markdown(app):
     _run(app, "pages/trajectory.py")
-    app.selectbox(key="traj_model").set_value(HOSTILE_MODEL).run()
+    choice(app, "traj_model").set_value(HOSTILE_MODEL).run()
     assert not app.exception
     bodies = [m.value for m in app.markdown]
     shown = [b for b in bodies if "onerror" in b or "javascript" in b]
@@ -179,10 +180,10 @@ def _unescaped_markup(body: str) -> list[str]:
 
 def test_trajectory_page_escapes_names_and_faults(app):
     _run(app, "pages/trajectory.py")
-    app.selectbox(key="traj_model").set_value(HOSTILE_MODEL_DIR).run()  # hostile folder names
+    choice(app, "traj_model").set_value(HOSTILE_MODEL_DIR).run()  # hostile folder names
     captions = [c.value for c in app.caption if "source:" in c.value]
-    app.selectbox(key="traj_model").set_value(HOSTILE_MODEL).run()
-    app.selectbox(key="traj_problem").set_value("33i").run()  # a step id that is markup
+    choice(app, "traj_model").set_value(HOSTILE_MODEL).run()
+    choice(app, "traj_problem").set_value("33i").run()  # a step id that is markup
     errors = [e.value for e in app.error]
     assert captions and errors
     assert [b for b in captions + errors if _unescaped_markup(b)] == []
@@ -197,7 +198,7 @@ def _compare_hostile(app: AppTest) -> AppTest:
 
 def test_compare_runs_with_hostile_model_names(app):
     _compare_hostile(app)
-    assert app.selectbox(key="cmp_dataset").value == HOSTILE_DATASET
+    assert choice(app, "cmp_dataset").value == HOSTILE_DATASET
 
 
 def test_compare_escapes_model_names_in_markdown(app):

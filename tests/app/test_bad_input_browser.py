@@ -81,8 +81,8 @@ def _clean_console(page_events) -> None:
     page_events.assert_clean()
 
 
-def _trajectory_url(url: str, model: str, dataset: str, problem: str) -> str:
-    query = {"model": model, "dataset": dataset, "problem": problem, "sample": "0"}
+def _trajectory_url(url: str, model: str, dataset: str, problem: str, sample: str = "0") -> str:
+    query = {"model": model, "dataset": dataset, "problem": problem, "sample": sample}
     return f"{url}/trajectory?{urlencode(query)}"
 
 
@@ -145,7 +145,9 @@ def test_hostile_trajectories_show_as_text(
     app_page, page_events, bad_server, model, dataset, problem, n, hostile
 ):
     url, _, _ = bad_server
-    _open(app_page, _trajectory_url(url, model, dataset, problem))
+    # the corpus's gold record is sample 1: a link to sample 0 is (rightly) refused now
+    sample = "1" if model == "gold" else "0"
+    _open(app_page, _trajectory_url(url, model, dataset, problem, sample))
     _check_dag(app_page, n, hostile)
     _assert_nothing_ran(app_page, problem)
     _clean_console(page_events)

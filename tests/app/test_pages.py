@@ -17,10 +17,12 @@ from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.corpus import load_corpus
 from dagmath_viz.deadends import dead_end_table
+from tests.app.helpers import choice
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = [
     "pages/overview.py",
+    "pages/table.py",
     "pages/trajectory.py",
     "pages/compare.py",
     "pages/distributions.py",
@@ -168,8 +170,8 @@ def test_overview_switching_source_changes_the_leaderboard(monkeypatch, shared_d
 def test_trajectory_picking_a_problem_shows_its_numbers(monkeypatch, shared_data):
     at = _app(monkeypatch, shared_data)
     _run_page(at, "pages/trajectory.py")
-    at.selectbox(key="traj_model").set_value("gold").run()
-    at.selectbox(key="traj_problem").set_value("4").run()
+    choice(at, "traj_model").set_value("gold").run()
+    choice(at, "traj_problem").set_value("4").run()
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     # gold/problem_4.json has 38 steps; its parent lists have 2+2+2+3+1+2+2+1+1+1+3+1+2+1
@@ -178,7 +180,7 @@ def test_trajectory_picking_a_problem_shows_its_numbers(monkeypatch, shared_data
     assert metrics["Dead ends"] == "0"
     assert any("-badge[perfect]" in m.value for m in at.markdown)
     at.button[1].click().run()  # "Next ▶" wraps around to problem 1
-    assert at.selectbox(key="traj_problem").value == "1"
+    assert choice(at, "traj_problem").value == "1"
     assert {m.label: m.value for m in at.metric}["Steps / edges"].startswith("22 / 30")
 
 
@@ -248,9 +250,9 @@ def test_efficiency_strategy_choice_shows_that_proofs_numbers(monkeypatch):
     _run_page(at, "pages/efficiency.py")
     gsm = Path(APP).parent / "sample_data" / "gsm"
     proofs = [json.loads(line) for line in (gsm / "proofs.jsonl").open()]
-    pid = at.selectbox(key="eff_problem").value
+    pid = choice(at, "eff_problem").value
     for strategy in ("shortest", "bfs"):
-        at.selectbox(key="eff_strategy").set_value(strategy).run()
+        choice(at, "eff_strategy").set_value(strategy).run()
         assert not at.exception
         record = next(
             p for p in proofs if str(p["problem_id"]) == pid and p["strategy"] == strategy
@@ -258,7 +260,7 @@ def test_efficiency_strategy_choice_shows_that_proofs_numbers(monkeypatch):
         shown = {m.label: m.value for m in at.metric}["Efficiency"]
         assert shown == f"{100 * record['efficiency']:.1f}%"
     # The shortest strategy's proof is the shortest proof: efficiency exactly 1.
-    at.selectbox(key="eff_strategy").set_value("shortest").run()
+    choice(at, "eff_strategy").set_value("shortest").run()
     assert {m.label: m.value for m in at.metric}["Efficiency"] == "100.0%"
     html = at.get("iframe")[0].proto.srcdoc
     assert '"kind": "goal"' in html

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
-from dagmath_viz.generation.client import extract_json, public_url
+from dagmath_viz.generation.client import (
+    FatalAPIError,
+    extract_json,
+    public_url,
+    run_to_completion,
+)
 from dagmath_viz.generation.problems import read_problems, safe_name
 from dagmath_viz.generation.progress import Progress
 from dagmath_viz.generation.prompts import DEFAULT_SYSTEM_PROMPT, SOLUTION_SCHEMA, prompt_hash
@@ -218,3 +224,30 @@ def test_progress_plain_lines_and_tty_bar():
     bar.advance(ok=True)
     bar.close()
     assert "\r" in tty.text and "[" + "#" * 30 + "]" in tty.text and tty.text.endswith("\n")
+
+
+# --------------------------------------------------------------------------- sync entry point
+
+
+def test_runs_complete_inside_a_thread_whose_event_loop_is_running():
+    # A Jupyter cell, or a test session driving Playwright's sync API, already runs a loop
+    # in the caller's thread, where asyncio.run refuses to start.
+    async def answer() -> int:
+        return 42
+
+    async def caller() -> int:
+        return run_to_completion(answer)
+
+    assert asyncio.run(caller()) == 42
+    assert run_to_completion(answer) == 42  # and with no loop running
+
+
+def test_an_error_inside_a_run_reaches_the_caller():
+    async def fail() -> None:
+        raise FatalAPIError("refused")
+
+    async def caller() -> None:
+        run_to_completion(fail)
+
+    with pytest.raises(FatalAPIError, match="refused"):
+        asyncio.run(caller())

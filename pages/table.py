@@ -1,0 +1,85 @@
+"""Trajectories: every loaded trajectory in one table to sort, filter and search; a row
+opens it in the Trajectory view."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dagmath_viz.schema import CLASSES
+from dagmath_viz.trajectory_table import (
+    CORRECTNESS,
+    SORTABLE,
+    TableFilter,
+    filter_table,
+    search_text,
+    sort_table,
+    trajectory_table,
+)
+from pages import common
+
+corpus = common.corpus()
+df = corpus.scored
+st.title("Trajectories")
+if df.empty:
+    st.info("Nothing loaded yet.")
+    st.stop()
+
+table = common.derived("trajectory_table", lambda: trajectory_table(df))
+text, searched = common.derived("trajectory_search", lambda: search_text(corpus.trajectories, df))
+
+row1 = st.columns([2, 2, 2, 2])
+models = row1[0].multiselect("Model", sorted(table["model"].unique()), key="tt_models")
+datasets = row1[1].multiselect("Dataset", sorted(table["dataset"].unique()), key="tt_datasets")
+present = [c for c in CLASSES if c in set(table["class"])]
+classes = row1[2].multiselect("Class", present, key="tt_classes")
+correct = row1[3].multiselect("Final answer", list(CORRECTNESS), key="tt_correct")
+row2 = st.columns([4, 2, 1, 1, 2, 2])
+query = row2[0].text_input("Search", key="tt_query", placeholder="text in steps and thinking")
+problems_text = row2[1].text_input("Problems", key="tt_problems", placeholder="e.g. 3, 17")
+lo, hi = int(table["steps"].min()), int(table["steps"].max())
+min_steps = row2[2].number_input("Min steps", lo, hi, lo, key="tt_min_steps")
+max_steps = row2[3].number_input("Max steps", lo, hi, hi, key="tt_max_steps")
+by = row2[4].selectbox("Sort by", SORTABLE, index=SORTABLE.index("steps"), key="tt_sort")
+with row2[5]:
+    st.write("")  # line the toggle up with the boxes beside it
+    descending = st.toggle("Descending", value=True, key="tt_desc")
+st.caption(searched)
+
+problems = tuple(p.strip() for p in problems_text.split(",") if p.strip())
+flt = TableFilter(
+    models=tuple(models),
+    datasets=tuple(datasets),
+    classes=tuple(classes),
+    correct=tuple(correct),
+    problems=problems,
+    min_steps=int(min_steps) if min_steps > lo else None,
+    max_steps=int(max_steps) if max_steps < hi else None,
+    query=query,
+)
+shown = sort_table(filter_table(table, flt, text), by, descending=descending)
+st.caption(
+    f"{len(shown):,} of {len(table):,} trajectories · click a row to open it in the "
+    "Trajectory view · click a column header to sort by it"
+)
+grid = f"tt_grid{st.session_state.get('tt_grid_n', 0)}"
+event = st.dataframe(
+    shown.assign(closeness=100.0 * shown["closeness"]),  # shown in percent, one decimal
+    hide_index=True,
+    width="stretch",
+    height=min(560, 38 + 35 * max(len(shown), 1)),
+    on_select="rerun",
+    selection_mode="single-row",
+    key=grid,
+    column_config={
+        "closeness": st.column_config.NumberColumn("closeness (%)", format="%.1f"),
+        "difficulty": st.column_config.NumberColumn("difficulty", format="%.1f"),
+        "sample": st.column_config.NumberColumn("sample", format="%d"),
+    },
+)
+chosen = event.selection.rows if event is not None else []
+if chosen:
+    rec = shown.iloc[chosen[0]]
+    # a fresh grid next time: coming back here must not re-open this row at once
+    st.session_state["tt_grid_n"] = st.session_state.get("tt_grid_n", 0) + 1
+    common.open_trajectory(rec["model"], rec["dataset"], rec["problem"], int(rec["sample"]))
+common.download(shown, "trajectories.csv", "Download these rows (CSV, closeness a fraction)")
