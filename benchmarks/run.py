@@ -50,9 +50,10 @@ from generate import ensure_run  # noqa: E402
 PY = sys.executable
 TARGETS = {
     "vs_naive": 10.0,  # at least this many times faster than the naive baseline
-    "vs_floor": 2.0,  # at most this many times the JSON-parse floor (verdicts cached)
+    "vs_floor": 1.5,  # at most this many times the JSON-parse floor (verdicts cached)
+    "vs_floor_cold": 3.0,  # the same with an empty verdict cache (issue 17)
     "peak_memory_mb": 2048.0,  # at 100,000 trajectories
-    "overview_s": 5.0,  # Overview usable after opening 100,000 pre-scored trajectories
+    "overview_s": 3.0,  # Overview usable after opening 100,000 pre-scored trajectories
     "switch_s": 1.0,  # a trajectory switch
 }
 
@@ -510,11 +511,19 @@ def verdicts(results: dict) -> list[dict]:
         rows.append({
             "id": "vs_floor",
             "target": "`dagmath score` (verdicts cached, start-up included) vs JSON-parse floor",
-            "goal": f"≤ {TARGETS['vs_floor']:.0f}×",
+            "goal": f"≤ {TARGETS['vs_floor']:g}×",
             "measured": f"{s['vs_floor_warm']['wall']}× ({s['ours_warm']['wall_s']} s vs "
                         f"{s['floor']['wall_s']} s, {s['parser']}); "
                         f"CPU {s['vs_floor_warm']['cpu']}×",
             "met": s["vs_floor_warm"]["wall"] <= TARGETS["vs_floor"],
+        })  # fmt: skip
+        rows.append({
+            "id": "vs_floor_cold",
+            "target": "`dagmath score` (empty verdict cache) vs JSON-parse floor",
+            "goal": f"≤ {TARGETS['vs_floor_cold']:.0f}×",
+            "measured": f"{s['vs_floor_cold']['wall']}× ({s['ours_cold']['wall_s']} s vs "
+                        f"{s['floor']['wall_s']} s); CPU {s['vs_floor_cold']['cpu']}×",
+            "met": s["vs_floor_cold"]["wall"] <= TARGETS["vs_floor_cold"],
         })  # fmt: skip
     if m:
         peak = max(m["cold"]["peak_rss_mb"], m["warm"]["peak_rss_mb"])
@@ -632,8 +641,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=HERE / ".data")
     parser.add_argument("--skip-app", action="store_true", help="no browser measurements")
     parser.add_argument("--readme", action="store_true", help="update README.md after --quick")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=("scoring", "memory", "app", "render"),
+        help="measure only these sections (repeatable); the README table is left alone",
+    )
+    parser.add_argument("--n-score", type=int, help="trajectories for the scoring section")
     args = parser.parse_args(argv)
     n_score, n_big = (2_000, 10_000) if args.quick else (20_000, 100_000)
+    n_score = args.n_score or n_score
     repeat, naive_repeat = (2, 1) if args.quick else (3, 2)
     scratch = args.data_dir / "scratch"
     scratch.mkdir(parents=True, exist_ok=True)
@@ -648,7 +665,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"data: {n_score:,} and {n_big:,} trajectories in {args.data_dir}", flush=True)
     root, summary = ensure_run(n_score, args.data_dir)
-    big_root, _ = ensure_run(n_big, args.data_dir)
+    big_root = None if args.only and set(args.only) <= {"scoring", "render"} else "needed"
+    if big_root:
+        big_root, _ = ensure_run(n_big, args.data_dir)
     scored = scratch / f"scored-{n_big}.jsonl"
     sections = [
         ("scoring", "1-2. scoring: floor, dagmath score, naive",
@@ -661,7 +680,7 @@ def main(argv: list[str] | None = None) -> int:
          lambda: bench_render(repeat=3, with_browser=not args.skip_app)),
     ]  # fmt: skip
     for key, title, measure in sections:
-        if measure is None:
+        if measure is None or (args.only and key not in args.only):
             continue
         print(f"{title} ...", flush=True)
         try:
@@ -673,11 +692,12 @@ def main(argv: list[str] | None = None) -> int:
     results["timings_taken_while_busy"] = NOISY
     results["targets"] = verdicts(results)
     (HERE / "results").mkdir(exist_ok=True)
-    name = results["date"] + ("-quick" if args.quick else "") + ".json"
+    name = results["date"] + ("-quick" if args.quick else "")
+    name += ("-" + "-".join(args.only) if args.only else "") + ".json"
     (HERE / "results" / name).write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
     text = markdown(results)
     print(text)
-    if not args.quick or args.readme:
+    if (not args.quick or args.readme) and not args.only:
         update_readme(text)
     print(f"\nresults: benchmarks/results/{name}")
     return 0

@@ -187,6 +187,14 @@ def number_verdict(reference: str, prediction: str) -> Verdict | None:
     return None  # close decimals: math-verify's rounding decides
 
 
+def _exact_verdict(reference: str, prediction: str) -> Verdict | None:
+    """Common forms (radicals, pi, tuples, polynomials in x) read exactly: see exactforms."""
+    from dagmath_viz.exactforms import exact_verdict
+
+    ok = exact_verdict(reference, prediction)
+    return None if ok is None else Verdict(ok, "verified" if ok else "different")
+
+
 def default_cache_file() -> Path:
     """Where ``dagmath score`` keeps verdicts between runs.
 
@@ -315,7 +323,7 @@ class AnswerChecker:
         elif not ref or not pred:
             verdict = Verdict(False, "different")
         else:
-            verdict = number_verdict(ref, pred)
+            verdict = number_verdict(ref, pred) or _exact_verdict(ref, pred)
         if verdict is not None:
             self._cache[key] = verdict
         return verdict

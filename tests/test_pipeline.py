@@ -169,10 +169,10 @@ def _fake_worker(checker: AnswerChecker, answers: dict) -> list:
 def test_verdict_cache_file_round_trip(tmp_path) -> None:
     cache = tmp_path / "cache" / "verdicts.jsonl"
     first = AnswerChecker(cache_file=cache)
-    _fake_worker(first, {("x+1", "1+x"): Verdict(True, "verified"),
-                         ("x+1", "x+2"): Verdict(False, "different")})  # fmt: skip
-    assert first.check("x+1", "1+x") == Verdict(True, "verified")
-    assert first.check("x+1", "x+2") == Verdict(False, "different")
+    _fake_worker(first, {("t+1", "1+t"): Verdict(True, "verified"),
+                         ("t+1", "t+2"): Verdict(False, "different")})  # fmt: skip
+    assert first.check("t+1", "1+t") == Verdict(True, "verified")
+    assert first.check("t+1", "t+2") == Verdict(False, "different")
     first.check("7", "7")  # decided without the worker: not written
     first.save()
     assert len(cache.read_bytes().splitlines()) == 2
@@ -180,8 +180,8 @@ def test_verdict_cache_file_round_trip(tmp_path) -> None:
         handle.write(b'["a", "b", tr\n["y", "z", true, "timeout"]\n')
     second = AnswerChecker(cache_file=cache)
     asked = _fake_worker(second, {("y", "z"): Verdict(False, "different")})
-    assert second.check("x+1", "1+x") == Verdict(True, "verified")
-    assert second.check("x+1", "x+2") == Verdict(False, "different")
+    assert second.check("t+1", "1+t") == Verdict(True, "verified")
+    assert second.check("t+1", "t+2") == Verdict(False, "different")
     assert second.quick_verdict("y", "z") is None
     assert second.check("y", "z") == Verdict(False, "different")
     assert asked == [("y", "z")]
@@ -211,7 +211,7 @@ def test_verifier_threads_share_the_backlog(monkeypatch) -> None:
     # several math-verify workers when pairs pile up; the caller's checker learns them all
     monkeypatch.setattr(pipeline.Verifier, "BACKLOG", 1)
     checker = AnswerChecker(timeout=20)
-    pairs = [(f"x+{k}", f"{k}+x") for k in range(6)] + [("x+1", "x+2")]
+    pairs = [(f"y+{k}", f"{k}+y") for k in range(6)] + [("y+1", "y+2")]
     records = [AwaitingVerdict(b"", pair, True, True, b"") for pair in pairs]
     verifier = pipeline.Verifier(checker, max_threads=3)
     try:
@@ -221,7 +221,7 @@ def test_verifier_threads_share_the_backlog(monkeypatch) -> None:
     finally:
         checker.close()
     expected = {pair: Verdict(True, "verified") for pair in pairs[:-1]}
-    expected[("x+1", "x+2")] = Verdict(False, "different")
+    expected[("y+1", "y+2")] = Verdict(False, "different")
     assert verdicts == expected
     assert {(r, p) for r, p, _ in checker._learned} == set(pairs)
 
