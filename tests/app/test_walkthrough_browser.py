@@ -107,7 +107,12 @@ def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser
         # (c) The Dead ends page: its first row opens that trajectory at that step.
         page.goto(f"{url}/dead_ends")
         wait_for_app(page)
-        save_screenshot(page, f"walk_{kind}_dead_ends", full_page=True)
+        save_screenshot(page, f"walk_{kind}_dead_ends", full_page=False)
+        # Which kinds of step end up unused: the breakdown by Thought Anchors' function_tags.
+        tags = page.locator("[data-testid=stExpander]").filter(has_text="Dead ends by step tag")
+        tags.locator("[data-testid=stPlotlyChart]").wait_for()
+        tags.locator("[data-testid=stDataFrame]").scroll_into_view_if_needed()
+        save_screenshot(page, f"walk_{kind}_dead_end_tags", full_page=False)
         _click_first_row(page, page.locator("[data-testid=stDataFrame]").last)
         page.wait_for_function("() => location.pathname.endsWith('/trajectory')")
         wait_for_app(page)
