@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dagmath_viz.schema import Step, Trajectory
@@ -20,6 +21,14 @@ TA = (
     / "incorrect_base_solution"
     / "problem_2189"
 )
+
+
+def _require_ta() -> None:
+    if not TA.exists():
+        reason = f"{TA} not found"
+        if os.environ.get("DAGMATH_REQUIRE_SHARED") == "1":
+            pytest.fail(f"{reason} and DAGMATH_REQUIRE_SHARED=1", pytrace=False)
+        pytest.skip(f"{reason} (set DAGMATH_REQUIRE_SHARED=1 to make this a failure)")
 
 
 def _rows(table):
@@ -75,11 +84,7 @@ def test_real_thought_anchors_trajectory():
     Chunks nothing cites, other than the final chunk 59: 0 (problem_setup), 1, 2, 16
     (plan_generation), 7 (fact_retrieval), 13 (active_computation), 56, 58 (self_checking).
     """
-    if not TA.exists():
-        reason = f"{TA} not found"
-        if os.environ.get("DAGMATH_REQUIRE_SHARED") == "1":
-            pytest.fail(f"{reason} and DAGMATH_REQUIRE_SHARED=1", pytrace=False)
-        pytest.skip(f"{reason} (set DAGMATH_REQUIRE_SHARED=1 to make this a failure)")
+    _require_ta()
     from dagmath_viz.loading import load_paths
 
     (traj,) = load_paths([TA]).trajectories
@@ -94,3 +99,51 @@ def test_real_thought_anchors_trajectory():
         "self_checking": (9, 2),  # 49-56, 58
         "final_answer_emission": (1, 0),  # 59
     }
+
+
+def test_tags_figure_escapes_markup_and_orders_tags_by_dead_ends():
+    from dagmath_viz.figures import dead_end_tags_figure
+
+    table = dead_end_tag_counts(
+        [
+            Trajectory(
+                "<b>m</b>",
+                "d",
+                "p",
+                0,
+                (
+                    Step(1, (), "a", tags=("<i>x</i>",)),
+                    Step(2, (), "b", tags=("y",)),
+                    Step(3, (), "c", tags=("y",)),
+                    Step(4, (1,), "d", tags=("z",)),
+                ),
+            )
+        ]
+    )
+    # Dead ends: steps 2 and 3 (tag y, 2), none tagged <i>x</i> (step 1 is cited by 4).
+    fig = dead_end_tags_figure(table)
+    (bar,) = fig.data
+    assert bar.name == "&lt;b&gt;m&lt;/b&gt;"
+    assert list(bar.x)[0] == "y" and "&lt;i&gt;x&lt;/i&gt;" in list(bar.x)
+    assert dict(zip(bar.x, bar.y, strict=True))["y"] == 2
+
+
+def test_source_trajectories_reads_scored_records_back(tmp_path):
+    from dagmath_viz.loading import load_paths
+    from dagmath_viz.sources import SourceReader
+
+    _require_ta()
+    (traj,) = load_paths([TA]).trajectories
+    from dagmath_viz.step_tags import source_trajectories
+
+    records = pd.DataFrame(
+        [
+            {"model": traj.model, "dataset": traj.dataset, "problem_id": traj.problem_id,
+             "sample_id": traj.sample_id, "source": traj.source},
+            {"model": "m", "dataset": "d", "problem_id": "p", "sample_id": 0,
+             "source": str(tmp_path / "gone.jsonl") + ":1"},
+        ]
+    )  # fmt: skip
+    read = source_trajectories(records, SourceReader([TA]))
+    assert [t.key for t in read] == [traj.key]  # the missing source is left out
+    assert read[0].steps[0].tags == ("problem_setup",)
