@@ -327,6 +327,32 @@ def dead_end_counts_figure(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def dead_end_tags_figure(counts: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
+    """Dead ends per step tag, one bar per model (from step_tags.dead_end_tag_counts).
+
+    Tags run along x, most dead ends first; the hover gives the steps carrying the tag and
+    the share of them that are dead ends.
+    """
+    data = counts.copy()
+    order = data.groupby("tag")["dead_ends"].sum().sort_values(ascending=False).index
+    data = _texts(data, ("model", "tag"))
+    data["share"] = data["dead_end_share"].map(lambda v: f"{v:.0%}")
+    fig = px.bar(
+        data,
+        x="tag",
+        y="dead_ends",
+        color="model",
+        barmode="group",
+        color_discrete_map=model_colours(counts["model"].unique(), colours),
+        category_orders={"tag": [text(t) for t in order]},
+        hover_data={"steps": True, "share": True},
+        labels={"dead_ends": "dead ends", "tag": "step tag", "share": "of its steps"},
+        title="Dead ends by step tag",
+    )
+    fig.update_layout(**_LAYOUT)
+    return fig
+
+
 def efficiency_figure(table: pd.DataFrame, structure: str) -> go.Figure:
     """Mean efficiency per strategy × overlap for one irrelevant-axiom structure.
 

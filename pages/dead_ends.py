@@ -15,6 +15,7 @@ from dagmath_viz.sources import (
     missing_sources,
     scored_dead_end_table,
 )
+from dagmath_viz.step_tags import dead_end_tag_counts, has_tags, source_trajectories
 from dagmath_viz.text import escape_markdown, plain
 from pages import common
 
@@ -81,6 +82,41 @@ if table.empty:
 counts = dead_end_category_counts(table)
 st.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
 st.dataframe(counts, hide_index=True, width="stretch")
+
+# Which kinds of step end up unused: by the tags the source gives steps (Thought Anchors'
+# function_tags). Counted from the trajectories whose steps are loaded.
+loaded = [t for t in corpus.trajectories if t is not None]
+if scored_rows and wanted:  # the sources are being read for the categories anyway
+    loaded += common.derived(
+        "dead_end_tag_sources", lambda: source_trajectories(df.iloc[scored_rows], reader)
+    )
+with st.expander("Dead ends by step tag", expanded=has_tags(loaded)):
+    if not has_tags(loaded):
+        st.caption(
+            "The loaded steps carry no tags (Thought Anchors' `function_tags` are one "
+            "source of them)"
+            + (", and the scored records' sources were not read." if scored_rows else ".")
+        )
+    else:
+        by_tag = common.derived("dead_end_tags", lambda: dead_end_tag_counts(loaded))
+        st.caption(
+            "Steps carrying each tag, and how many of them are dead ends. A step with "
+            "several tags counts under each."
+            + (
+                f" Counted over the {len(loaded):,} trajectories whose steps could be read."
+                if scored_rows
+                else ""
+            )
+        )
+        st.plotly_chart(
+            figures.dead_end_tags_figure(by_tag, common.model_colours()), width="stretch"
+        )
+        st.dataframe(
+            by_tag, hide_index=True, width="stretch",
+            column_config={"dead_end_share": st.column_config.NumberColumn(
+                "dead-end share", format="percent")},
+        )  # fmt: skip
+        common.download(by_tag, "dead_ends_by_tag.csv", "Download dead ends by tag (CSV)")
 
 filters = st.columns(3)
 models = filters[0].multiselect("Model", sorted(table["model"].unique()), key="de_models")

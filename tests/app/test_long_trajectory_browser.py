@@ -309,19 +309,20 @@ def _goto(page, url: str):
 
 
 def test_app_step_link_selects_the_dead_end_on_arrival(wide_page, page_events, app_url):
-    # Bundled data: sim-focus-1.6 / arith-word / 102 / sample 12, step 5 is a dead end.
-    query = "model=sim-focus-1.6&dataset=arith-word&problem=102&sample=12&step=5"
+    # Bundled data: sim-focus-2.15 / arith-word / 102 / sample 1, step 7 (position 6) is a dead
+    # end (its record's dead_ends are [7]).
+    query = "model=sim-focus-2.15&dataset=arith-word&problem=102&sample=1&step=7"
     frame = dag_frame(_goto(wide_page, f"{app_url}/trajectory?{query}"))
-    assert frame.evaluate("() => dagmath.data.nodes[4].kind") == "dead_end"
-    assert frame.locator("#dm-root").get_attribute("data-selected") == "4"
-    assert "sel" in frame.locator('#dm-graph .dm-node[data-id="4"]').get_attribute("class")
-    assert "sel" in frame.locator('.dm-step[data-id="4"]').get_attribute("class")
-    step, pane = _rect(frame, '.dm-step[data-id="4"]'), _rect(frame, "#dm-steps")
+    assert frame.evaluate("() => dagmath.data.nodes[6].kind") == "dead_end"
+    assert frame.locator("#dm-root").get_attribute("data-selected") == "6"
+    assert "sel" in frame.locator('#dm-graph .dm-node[data-id="6"]').get_attribute("class")
+    assert "sel" in frame.locator('.dm-step[data-id="6"]').get_attribute("class")
+    step, pane = _rect(frame, '.dm-step[data-id="6"]'), _rect(frame, "#dm-steps")
     assert pane["top"] <= step["top"] < pane["bottom"] - 20
     # ... and the view itself is brought into the window, the node on screen.
     wide_page.wait_for_timeout(300)
     box = wide_page.locator('iframe[data-testid="stIFrame"]').bounding_box()
-    node = _rect(frame, '#dm-graph .dm-node[data-id="4"] rect')
+    node = _rect(frame, '#dm-graph .dm-node[data-id="6"] rect')
     assert 0 <= box["y"] + node["top"] and box["y"] + node["bottom"] <= WINDOW["height"]
     save_screenshot(wide_page, "app_step_link", full_page=False)
     page_events.console_errors = [

@@ -264,3 +264,11 @@ def test_efficiency_strategy_choice_shows_that_proofs_numbers(monkeypatch):
     assert {m.label: m.value for m in at.metric}["Efficiency"] == "100.0%"
     html = at.get("iframe")[0].proto.srcdoc
     assert '"kind": "goal"' in html
+
+
+def test_dead_ends_by_tag_says_when_steps_carry_no_tags(monkeypatch, logcount_run):
+    at = _app(monkeypatch, logcount_run)
+    _run_page(at, "pages/dead_ends.py")
+    (section,) = [e for e in at.expander if e.label == "Dead ends by step tag"]
+    assert any("carry no tags" in c.value for c in section.caption)
+    assert not section.get("plotly_chart")
