@@ -3,6 +3,10 @@
 The library never imports Streamlit; the app in ``app.py`` and ``pages/`` only wires
 widgets to these functions. The names below are loaded on first use (PEP 562), so
 ``dagmath score`` does not pay for pandas at start-up.
+
+The fast way in is :func:`score_paths` (scored records, streamed) or :func:`load_corpus`
+(the same scoring, as a pandas table with the trajectories behind its rows); the README's
+"Use from Python" shows both.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ _EXPORTS = {
     "load_paths": "loading",
     "load_file": "loading",
     "discover": "loading",
+    "ScoredRun": "pipeline",
     "score_paths": "pipeline",
     "Fault": "validation",
     "auc_curve": "metrics",
@@ -41,6 +46,7 @@ _EXPORTS = {
     "score_corpus": "scoring",
     "score_records": "scoring",
     "score_trajectory": "scoring",
+    "Corpus": "corpus",
     "load_corpus": "corpus",
 }
 
