@@ -37,7 +37,7 @@ from dagmath_viz.generation.client import (
     run_to_completion,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import Progress, format_duration
+from dagmath_viz.generation.progress import Progress, RunTotals
 from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
 from dagmath_viz.generation.store import (
     STATE_DIR,
@@ -74,27 +74,12 @@ class GenerateConfig:
 
 
 @dataclass
-class RunSummary:
-    """What a run did, for the closing line and the manifest."""
+class RunSummary(RunTotals):
+    """What a ``generate`` run did, for the closing line and the manifest."""
 
-    total: int = 0
-    already_done: int = 0
-    written: int = 0
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    requests: int = 0
-    wall_seconds: float = 0.0
+    DONE = "samples done"
+
     structured_output: bool = True
-
-    def line(self) -> str:
-        return (
-            f"{self.total - len(self.failures)} of {self.total} samples done "
-            f"({self.already_done} from an earlier run, {self.written} now), "
-            f"{len(self.failures)} failed, {self.requests} requests, "
-            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
-            f"{format_duration(self.wall_seconds)} wall time"
-        )
 
 
 def check_solution(value: Any) -> str | None:

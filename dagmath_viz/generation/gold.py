@@ -49,7 +49,7 @@ from dagmath_viz.generation.gold_checks import (
     check_parents,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import Progress, format_duration
+from dagmath_viz.generation.progress import Progress, RunTotals
 from dagmath_viz.generation.prompts import (
     EDGES_PROMPT,
     EDGES_SCHEMA,
@@ -91,24 +91,10 @@ class GoldConfig:
 
 
 @dataclass
-class GoldSummary:
-    total: int = 0
-    already_done: int = 0
-    written: int = 0
-    failures: list[dict[str, Any]] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    requests: int = 0
-    wall_seconds: float = 0.0
+class GoldSummary(RunTotals):
+    """What a ``gold`` run did, for the closing line and the manifest."""
 
-    def line(self) -> str:
-        return (
-            f"{self.total - len(self.failures)} of {self.total} problems have a gold DAG "
-            f"({self.already_done} from an earlier run, {self.written} now), "
-            f"{len(self.failures)} failed, {self.requests} requests, "
-            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
-            f"{format_duration(self.wall_seconds)} wall time"
-        )
+    DONE = "problems have a gold DAG"
 
 
 class _StageRejected(Exception):

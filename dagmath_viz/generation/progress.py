@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TextIO
 
 __all__ = ["Progress", "format_duration"]
 
@@ -88,3 +89,29 @@ class Progress:
             self.show(force=True)
             self.stream.write("\n")
             self.stream.flush()
+
+
+@dataclass
+class RunTotals:
+    """What a run did, for the closing line and the manifest (``generate`` and ``gold``)."""
+
+    #: how the closing line names what was finished (a class constant, not a field)
+    DONE: ClassVar[str] = "done"
+
+    total: int = 0
+    already_done: int = 0
+    written: int = 0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+    wall_seconds: float = 0.0
+
+    def line(self) -> str:
+        return (
+            f"{self.total - len(self.failures)} of {self.total} {self.DONE} "
+            f"({self.already_done} from an earlier run, {self.written} now), "
+            f"{len(self.failures)} failed, {self.requests} requests, "
+            f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
+            f"{format_duration(self.wall_seconds)} wall time"
+        )
