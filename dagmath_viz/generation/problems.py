@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.schema import InputError
 
 __all__ = ["Problem", "read_problems", "safe_name"]
@@ -67,21 +67,18 @@ def read_problems(path: str | Path) -> list[Problem]:
             the file and the line or record), or two records share an id.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the problems file ({exc.strerror})") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: byte {exc.start}: not valid UTF-8") from None
+    data = jsonio.read_bytes(path)  # the project's one wording for a missing file
     suffix = path.suffix.lower()
     if suffix == ".csv":
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: byte {exc.start}: not valid UTF-8") from None
         rows = _csv_rows(path, text)
     elif suffix == ".jsonl":
-        rows = _jsonl_rows(path, text)
+        rows = _jsonl_rows(path, data)
     elif suffix == ".json":
-        rows = _json_rows(path, text)
+        rows = _json_rows(path, data)
     else:
         raise InputError(f"{path}: expected a .jsonl, .json or .csv file of problems")
     problems: list[Problem] = []
@@ -100,25 +97,20 @@ def read_problems(path: str | Path) -> list[Problem]:
     return problems
 
 
-def _jsonl_rows(path: Path, text: str) -> list[tuple[str, Any]]:
+def _jsonl_rows(path: Path, data: bytes) -> list[tuple[str, Any]]:
     rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((f"line {n}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: line {n}, column {exc.colno}: invalid JSON") from None
+    for where, value in jsonio.parse_lines(data):
+        if isinstance(value, InputError):  # stop at the first bad line: nothing is sent
+            raise InputError(f"{path}: {value}")
+        rows.append((where, value))
     return rows
 
 
-def _json_rows(path: Path, text: str) -> list[tuple[str, Any]]:
+def _json_rows(path: Path, data: bytes) -> list[tuple[str, Any]]:
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
-        ) from None
+        doc = jsonio.parse(data)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     if isinstance(doc, dict) and isinstance(doc.get("problems"), list):
         doc = doc["problems"]
     if not isinstance(doc, list):
