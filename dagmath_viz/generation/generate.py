@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from dagmath_viz import __version__
+from dagmath_viz import __version__, jsonio
 from dagmath_viz.generation.client import (
     CallFailed,
     ChatClient,
@@ -155,10 +155,10 @@ class _Run:
         return sorted(k for k in self.done.get(problem.key, ()) if k <= self.config.samples)
 
     def _file_matches(self, problem: Problem, ids: list[int]) -> bool:
-        try:
-            samples = json.loads(self._target(problem).read_bytes())
+        try:  # a missing, unreadable or half-written file does not match: it is rewritten
+            samples = jsonio.read_json(self._target(problem))
             return [s.get("sample_id") for s in samples] == ids
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (InputError, TypeError, AttributeError):
             return False
 
     def _load_unfinished(self) -> None:

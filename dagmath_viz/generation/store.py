@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz import jsonio
 from dagmath_viz.schema import InputError
 
 __all__ = ["STATE_DIR", "Journal", "remove_stale_temps", "write_atomic", "write_if_changed"]
@@ -125,8 +126,8 @@ class Journal:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = jsonio.parse(line)
+            except InputError:
                 self.dropped_lines += 1
                 continue
             if isinstance(record, dict):
