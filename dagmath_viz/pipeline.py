@@ -180,6 +180,10 @@ class Verifier:
         for _ in range(spare_cpus):
             if self._threads and self._queue.qsize() > self.TAIL_BACKLOG * len(self._threads):
                 self._add_worker()
+        # A short tail left to the one thread would be checked one pair after another; when
+        # it holds pathological answers (each costs the whole deadline) that adds up, so it
+        # goes to check_many, which adds a worker while every running check is slow.
+        tail = self._drain() if len(self._threads) == 1 else []
         for _ in self._threads:
             self._queue.put(None)
         for thread in self._threads:
@@ -188,7 +192,19 @@ class Verifier:
             for reference, prediction, verdict in extra._learned:
                 self.checker.learn(reference, prediction, verdict)
             extra.close()
+        if tail:
+            budget = max(self._max_threads, 1 + spare_cpus)
+            self.verdicts.update(self.checker.check_many(tail, workers=budget))
         return self.verdicts
+
+    def _drain(self) -> list[tuple[str, str]]:
+        """The pairs still waiting, taken off the queue."""
+        pairs = []
+        while True:
+            try:
+                pairs.append(self._queue.get_nowait())
+            except queue.Empty:
+                return pairs
 
 
 # --------------------------------------------------------------------------- a whole run

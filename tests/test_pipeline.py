@@ -7,6 +7,7 @@ itself, and the verdict cache. The byte-equality oracle of the fast path is in
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 
 import orjson
@@ -224,6 +225,32 @@ def test_verifier_threads_share_the_backlog(monkeypatch) -> None:
     expected[("y+1", "y+2")] = Verdict(False, "different")
     assert verdicts == expected
     assert {(r, p) for r, p, _ in checker._learned} == set(pairs)
+
+
+def test_a_short_tail_is_checked_side_by_side(monkeypatch) -> None:
+    # pairs still waiting when the run ends go to check_many with the worker budget, so
+    # pathological answers (each the whole deadline) are not waited for one by one
+    checker = AnswerChecker(timeout=20)
+    calls = []
+
+    def check_many(pairs, workers=1):
+        calls.append((list(pairs), workers))
+        return {pair: Verdict(False, "timeout") for pair in pairs}
+
+    monkeypatch.setattr(checker, "check_many", check_many)
+    verifier = pipeline.Verifier(checker, max_threads=1)
+    verifier._threads.append(threading.Thread(target=lambda: None))  # one idle thread
+    verifier._threads[0].start()
+    slow = [("1", r"\boxed{9^{9^{9^{9}}}}"), ("2", r"\boxed{(10^{10^{10}})!}")]
+    for pair in slow:
+        verifier.verdicts[pair] = None
+        verifier._queue.put(pair)
+    try:
+        verdicts = verifier.finish(spare_cpus=1)
+    finally:
+        checker.close()
+    assert calls == [(slow, 2)]  # the tail, and two workers: 1 + the spare CPU
+    assert all(verdicts[pair] == Verdict(False, "timeout") for pair in slow)
 
 
 def _boxed_by_rescanning(text: str) -> str | None:
