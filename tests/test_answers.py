@@ -230,14 +230,16 @@ def test_worker_started_from_a_finished_thread_keeps_working() -> None:
 
 # Pairs no fast path decides (each needs math-verify), with the verdicts worked out by hand.
 CACHE_PAIRS = {
-    ("x+1", "1+x"): True,
-    (r"\sqrt{4}", "2"): True,
-    (r"\frac{x}{2}", "x/2"): True,
-    ("2x", "x+x"): True,
-    ("x^2", "x*x"): True,
-    ("x+1", "x+2"): False,
-    (r"\sqrt{2}", "1.5"): False,
-    ("3x", "x^3"): False,
+    # pairs only math-verify decides (exactforms settles polynomials in x and radicals of
+    # numbers itself, and quick verdicts are not cached)
+    ("y+1", "1+y"): True,
+    (r"\sin(\pi/6)", r"\frac{1}{2}"): True,
+    (r"\frac{y}{2}", "y/2"): True,
+    ("2y", "y+y"): True,
+    ("y^2", "y*y"): True,
+    ("y+1", "y+2"): False,
+    (r"\sin(\pi/6)", "1.5"): False,
+    ("3y", "y^3"): False,
 }
 
 
@@ -411,10 +413,11 @@ def test_check_many_with_one_worker_is_one_after_another():
     _RecordingChecker.spans = []
     checker = _RecordingChecker(timeout=20)
     try:
-        got = checker.check_many([("x+1", "1+x"), ("x+1", "x+2"), ("x+1", "1+x")], workers=1)
+        # in y: exactforms settles polynomials in x without math-verify
+        got = checker.check_many([("y+1", "1+y"), ("y+1", "y+2"), ("y+1", "1+y")], workers=1)
     finally:
         checker.close()
-    assert got == {("x+1", "1+x"): Verdict(True, "verified"),
-                   ("x+1", "x+2"): Verdict(False, "different")}  # fmt: skip
+    assert got == {("y+1", "1+y"): Verdict(True, "verified"),
+                   ("y+1", "y+2"): Verdict(False, "different")}  # fmt: skip
     (a, b) = _RecordingChecker.spans
     assert a[2] <= b[1]  # the second began after the first ended
