@@ -6,7 +6,7 @@ entities and containers are lowercase plural nouns, and the two lists are disjoi
 
 from __future__ import annotations
 
-__all__ = ["CONTAINERS", "ENTITIES", "NAMES", "RELATIONS", "TOPICS"]
+__all__ = ["CATEGORIES", "CONTAINERS", "ENTITIES", "NAMES", "RELATIONS", "TOPICS"]
 
 NAMES = (
     "Aaron Abigail Adam Alice Amara Amelia Andre Anna Arjun Ava Beatrice Ben Bianca Caleb "
@@ -42,4 +42,16 @@ TOPICS = (
     ("marbles", "toys", "puzzles", "balloons", "kites", "cards", "coins"),
     ("shells", "pebbles", "feathers", "buttons", "beads", "ribbons"),
     ("candles", "flowers", "tulips", "roses"),
+)
+
+#: A category name for each topic (same order), for questions that total different entities
+#: of one topic ("If A and B sum up the fruits that they have ..."); never an entity itself.
+CATEGORIES = (
+    "fruits",
+    "vegetables",
+    "foods",
+    "school supplies",
+    "playthings",
+    "craft materials",
+    "decorations",
 )
