@@ -282,6 +282,23 @@ def _possessive_overlap(
     return out
 
 
+def _interleave(axioms: list[Atom], relevant: tuple[bool, ...], rng: random.Random) -> list[Atom]:
+    """Merge the relevant and the irrelevant axioms at random, each keeping its own order.
+
+    The generator orders all axioms by time; the authors' texts interleave the trees, so a
+    count may follow another tree's transfer ("Malory then gets 2 more chocolate bars from
+    Winne. Anthony owns 6 candy bars."). Each sequence stays in time order, and the two share
+    no (agent, entity) pair, so every statement still holds where it is said.
+    """
+    main = [x for x, r in zip(axioms, relevant, strict=True) if r]
+    rest = [x for x, r in zip(axioms, relevant, strict=True) if not r]
+    out: list[Atom] = []
+    while main or rest:
+        take_main = bool(main) and (not rest or rng.random() < len(main) / (len(main) + len(rest)))
+        out.append((main if take_main else rest).pop(0))
+    return out
+
+
 def render_authors(problem: Problem, rng: random.Random) -> str:
     """The problem's text in the authors' templates (see the module docstring).
 
@@ -304,6 +321,7 @@ def render_authors(problem: Problem, rng: random.Random) -> str:
         ]
         entity = MULTIWORD.get(entity, entity)
     sides = _sides(_with_axioms(problem, axioms), rng)
+    axioms = _interleave(axioms, problem.relevant, rng)
     words = [_sentence(x, sides.get(x) if isinstance(x, Transfer) else None, rng) for x in axioms]
     who = _list(goal.agent)
     form = rng.choice(_Q_GROUP if len(goal.agent) > 1 else _Q_ONE)

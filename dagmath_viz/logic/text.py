@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dagmath_viz.logic.program import (
     Agent,
@@ -318,6 +318,74 @@ def _question(
     raise TextError("not a question this reader knows")
 
 
+def _settle(built: list[tuple[str, Atom]], sides: dict[Transfer, str]) -> list[tuple[str, Atom]]:
+    """Time-stamp each statement within the span of time it holds for.
+
+    A statement made after k transfer sentences holds at time k, and at every time back to
+    the last transfer that changes a count it talks about and on to the next one (an agent's
+    count of its entity; a rate's entity moves with its container). Counts move through that
+    span by the frame rule, comparisons do not, so the reader dates each statement at the
+    start of its span, and a comparison of differences and the comparisons on its pairs at one
+    time that all their spans share. "Zara has 7 pencils more than Elias." said after an
+    unrelated transfer thus still meets the comparison of differences said before it, and
+    "Malva has 55 more than Antoine." said after a transfer meets the comparison of
+    differences that follows it, dated after that transfer because it names the giver.
+    Transfers and rates keep their times.
+    """
+    rates = [x for _, x in built if isinstance(x, Rate)]
+    moved_at: list[set[tuple[str, str]]] = []  # per transfer time: the (name, entity) moved
+    for _, x in built:
+        if not isinstance(x, Transfer):
+            continue
+        side = sides.get(x)
+        names = x.giver if side == "giver" else x.receiver if side == "receiver" else ()
+        if side is None:
+            names = x.giver + x.receiver
+        moved = {(n, x.entity) for n in names}
+        moved |= {
+            (n, r.entity) for r in rates if r.container == x.entity for n in r.agent if n in names
+        }
+        moved_at.append(moved)
+    horizon = len(moved_at)
+    span: dict[int, tuple[int, int]] = {}
+    for i, (_, x) in enumerate(built):
+        if isinstance(x, Transfer | Rate):
+            continue
+        talks = {(n, x.entity) for n in _names_of(x)}
+        lo = hi = x.time
+        while lo > 0 and not (moved_at[lo - 1] & talks):
+            lo -= 1
+        while hi < horizon and not (moved_at[hi] & talks):
+            hi += 1
+        span[i] = (lo, hi)
+    when = {i: lo for i, (lo, _) in span.items()}
+    done: set[int] = set()
+    for i, (_, q) in enumerate(built):
+        if not isinstance(q, CompEq):
+            continue
+        pairs = {tuple(sorted(p)) for p in q.pairs}
+        group = [i] + [
+            j
+            for j, (_, k) in enumerate(built)
+            if isinstance(k, Comp) and k.entity == q.entity and k.pair in pairs and j not in done
+        ]
+        t = max(span[j][0] for j in group)
+        for j in group:
+            if span[j][0] <= t <= span[j][1]:
+                when[j] = t
+                done.add(j)
+    out: list[tuple[str, Atom]] = []
+    for i, (raw, x) in enumerate(built):
+        t = when.get(i)
+        out.append((raw, x if t is None or t == x.time else replace(x, time=t)))
+    return out
+
+
+def _names_of(x: Atom) -> set[str]:
+    fields = ("agent", "more", "less", "a", "b", "c", "d")
+    return {n for f in fields if isinstance(getattr(x, f, None), tuple) for n in getattr(x, f)}
+
+
 def parse_problem(text: str) -> ParsedProblem:
     """Read a problem (statements, then the question) into a logic program.
 
@@ -350,10 +418,8 @@ def parse_problem(text: str) -> ParsedProblem:
     if question is None:
         raise TextError("the text has no question (a last sentence ending in '?')")
     entities = {st.match["e"] for _, st in statements}
-    axioms: list[Atom] = []
-    kept: list[str] = []
+    built: list[tuple[str, Atom]] = []
     sides: list[tuple[Transfer, str]] = []
-    members: dict[str, list[str]] = {}
     t = 0
     for raw, st in statements:
         try:
@@ -363,6 +429,11 @@ def parse_problem(text: str) -> ParsedProblem:
         if isinstance(atom, Transfer):
             t += 1
             sides.append((atom, _side(st.kind)))
+        built.append((raw, atom))
+    axioms: list[Atom] = []
+    kept: list[str] = []
+    members: dict[str, list[str]] = {}
+    for raw, atom in _settle(built, dict(sides)):
         for fld in ("agent", "more", "less", "giver", "receiver", "a", "b", "c", "d"):
             who = getattr(atom, fld, None)
             if isinstance(who, tuple) and len(who) == 1:

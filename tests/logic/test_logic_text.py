@@ -54,7 +54,8 @@ def test_phrasings_of_the_generator():
     assert p.axioms[3] == Transfer(bo, ann, "yo-yos", 2, 0)
     # the second transfer sentence comes after one transfer: time 1
     assert p.axioms[4] == Transfer(cy, ann, "granola bars", 3, 1)
-    assert p.axioms[5] == Comp(("Ed",), ("Dee",), "puzzles", 5, 2)
+    # said after two transfers, but neither moves Ed's or Dee's puzzles: it holds from time 0
+    assert p.axioms[5] == Comp(("Ed",), ("Dee",), "puzzles", 5, 0)
     assert p.query.agent == ann and p.query.time == 2
     # 20 + 4 = 24, then + 3 = 27
     assert solve_text(text).answer == 27
@@ -364,3 +365,38 @@ def test_every_shortest_proof_scores_one_and_a_detour_less(mathgap):
             n = len(steps)
             assert out["efficiency"] == pytest.approx(n / (n + 1)), r["id"]
             assert out["recall"] == 1.0 and out["exact_match"] is False
+
+
+# From the authors'-template set (dagmath_viz.logic.authorstyle, seed 3): a comparison said
+# after an unrelated transfer must still meet the comparison of differences said before it.
+_INTERLEAVED = (
+    "Yara possesses 18 pencils. Zara has 7 pencils more than Elias. "
+    "Omar then receives 6 more comic books from Hugo. "
+    "The number of pencils that Elias has more than Zara is the same as the difference "
+    "between the number of pencils that Yara has compared to Emma. "
+    "Emma then donates 7 pencils to Milo. How many pencils does Emma have in all?"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _INTERLEAVED,
+        # the comparison moved after the unrelated transfer
+        _INTERLEAVED.replace("Zara has 7 pencils more than Elias. ", "").replace(
+            "Hugo. ", "Hugo. Zara has 7 pencils more than Elias. "
+        ),
+    ],
+)
+def test_statements_after_unrelated_transfers(text):
+    # Elias - Zara = -7 = Yara - Emma = 18 - Emma, so Emma has 25; she donates 7: 18
+    assert solve_text(text).answer == 18
+
+
+def test_statement_after_its_own_transfer_holds_after_it():
+    # Ann has 5 + 2 = 7 after the transfer; Cy's comparison is said after it: 7 + 1 = 8
+    text = (
+        "Ann has 5 pens. Ann then gets 2 more pens from Bo. Cy has 1 pens more than Ann. "
+        "How many pens does Cy have?"
+    )
+    assert solve_text(text).answer == 8
