@@ -13,7 +13,7 @@ The command then runs once, in-process, end to end (reading, solving, writing). 
 time, the time per problem, the share of the 60 s budget used, the share of problems answered
 correctly, and the wrong or unreadable ones by variant.
 
-Usage: ``python benchmarks/gsm_text.py [N] [--seed S] [--set generated|sample]``.
+Usage: ``python benchmarks/gsm_text.py [N] [--seed S] [--set generated|sample] [--depths 2,3]``.
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ SAMPLE = Path(__file__).parents[1] / ".." / "shared" / "data" / "mathgap-sample"
 BUDGET_S = 60.0
 
 
-def _rows(which: str, n: int, seed: int) -> list[dict]:
+def _rows(which: str, n: int, seed: int, depths: tuple[int, ...]) -> list[dict]:
     if which == "sample":
         base = [json.loads(x) for x in SAMPLE.read_text("utf-8").splitlines() if x.strip()]
         return [dict(base[i % len(base)], id=f"{i}:{base[i % len(base)]['id']}") for i in range(n)]
-    return [p.to_dict() for p in authors_problem_set(n, seed=seed)]
+    return [p.to_dict() for p in authors_problem_set(n, seed=seed, depths=depths)]
 
 
-def run(n: int, which: str, seed: int) -> None:
+def run(n: int, which: str, seed: int, depths: tuple[int, ...] = (2, 3)) -> None:
     t0 = time.perf_counter()
-    rows = _rows(which, n, seed)
+    rows = _rows(which, n, seed, depths)
     print(f"{which} set: {len(rows)} problems made in {time.perf_counter() - t0:.1f} s (untimed)")
     answers = {r["id"]: r["answer"] for r in rows}
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,5 +68,6 @@ if __name__ == "__main__":
     ap.add_argument("n", nargs="?", type=int, default=3500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--set", dest="which", choices=("generated", "sample"), default="generated")
+    ap.add_argument("--depths", default="2,3", help="proof depths of the generated set, e.g. 2,3,4")
     a = ap.parse_args()
-    run(a.n, a.which, a.seed)
+    run(a.n, a.which, a.seed, tuple(int(d) for d in a.depths.split(",")))

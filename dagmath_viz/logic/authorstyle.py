@@ -55,7 +55,7 @@ from dagmath_viz.logic.program import (
     atom_to_dict,
     names_of,
 )
-from dagmath_viz.logic.vocab import CATEGORIES, RELATIONS, TOPICS
+from dagmath_viz.logic.vocab import CATEGORIES, CONTAINERS, RELATIONS, TOPICS
 
 __all__ = ["AuthorsProblem", "authors_problem_set", "render_authors"]
 
@@ -68,20 +68,44 @@ CATEGORY_SHARE = 0.7
 #: generator's default weights
 AUTHORS_RULES = (("comp", 3.0), ("compeq", 1.0), ("rate", 1.5), ("transfer", 1.0))
 
-#: multi-word entities, as in the authors' lists ("granola bars", "candy bars", "rice cakes"):
-#: half of the problems are written with these in place of the one-word entities
-MULTIWORD = {
-    "candies": "candy bars",
-    "cookies": "granola bars",
-    "muffins": "rice cakes",
-    "cards": "trading cards",
-    "books": "comic books",
-    "stamps": "postage stamps",
-    "markers": "felt-tip pens",
-    "toys": "toy cars",
-    "flowers": "paper flowers",
-    "shells": "sea shells",
-}
+#: Words in the style of the authors' lists (written here): for each of our topics, in the
+#: order of ``vocab.TOPICS``, a category and entities with several words, "of" phrases and
+#: plurals like "goldfish"; and containers with two-word singulars ("per paper bag").
+AUTHOR_TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("fruits", ("apples", "bananas", "mangoes", "cherries", "kiwis", "grapefruits", "figs")),
+    ("vegetables", ("spinach leaves", "heads of lettuce", "zucchinis")),
+    ("snacks", ("granola bars", "rice cakes", "candy bars", "pretzels", "cheese sticks")),
+    (
+        "school supplies",
+        ("glue sticks", "paper clips", "erasers", "sharpeners", "water bottles", "scissors"),
+    ),
+    (
+        "toys",
+        (
+            "teddy bears",
+            "yo-yos",
+            "action figures",
+            "lego bricks",
+            "hula hoops",
+            "toy dinosaurs",
+            "frisbees",
+        ),
+    ),
+    ("pets", ("goldfish", "guinea pigs", "hamsters", "parrots", "turtles", "hedgehogs")),
+    ("pieces of furniture", ("chairs", "bookcases", "storage boxes", "benches")),
+)
+AUTHOR_CONTAINERS = (
+    "paper bags",
+    "plastic bags",
+    "lunch boxes",
+    "backpacks",
+    "toolboxes",
+    "packages",
+    "pet stores",
+    "music stores",
+    "crates",
+    "glass jars",
+)
 
 _HAS = ("has", "owns", "possesses")
 _Q_ONE = (
@@ -282,6 +306,28 @@ def _possessive_overlap(
     return out
 
 
+def _author_words(rng: random.Random) -> dict[str, str]:
+    """A one-to-one map of our entities, containers and categories to the authors'-style ones.
+
+    Each topic maps to the same topic position of :data:`AUTHOR_TOPICS` (so distractor
+    entities stay topic-related and category totals stay in one category), shuffled.
+    """
+    out: dict[str, str] = {}
+    for ours, cat, (their_cat, theirs) in zip(TOPICS, CATEGORIES, AUTHOR_TOPICS, strict=True):
+        out[cat] = their_cat
+        out.update(zip(ours, rng.sample(theirs, len(theirs)), strict=False))
+    out.update(zip(CONTAINERS, rng.sample(AUTHOR_CONTAINERS, len(AUTHOR_CONTAINERS)), strict=True))
+    return out
+
+
+def _in_author_words(x: Atom, words_of: dict[str, str]) -> Atom:
+    d = atom_to_dict(x)
+    for k in ("entity", "container"):
+        if k in d:
+            d[k] = words_of.get(d[k], d[k])
+    return atom_from_dict(d)
+
+
 def _interleave(axioms: list[Atom], relevant: tuple[bool, ...], rng: random.Random) -> list[Atom]:
     """Merge the relevant and the irrelevant axioms at random, each keeping its own order.
 
@@ -315,11 +361,9 @@ def render_authors(problem: Problem, rng: random.Random) -> str:
             found = _categorise(problem, rng)
             if found is not None:
                 axioms, entity = found
-    if rng.random() < 0.5:
-        axioms = [
-            _relabel(x, {}, MULTIWORD[x.entity]) if x.entity in MULTIWORD else x for x in axioms
-        ]
-        entity = MULTIWORD.get(entity, entity)
+    words_of = _author_words(rng)
+    axioms = [_in_author_words(x, words_of) for x in axioms]
+    entity = words_of.get(entity, entity)
     sides = _sides(_with_axioms(problem, axioms), rng)
     axioms = _interleave(axioms, problem.relevant, rng)
     words = [_sentence(x, sides.get(x) if isinstance(x, Transfer) else None, rng) for x in axioms]
