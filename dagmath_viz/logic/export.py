@@ -17,7 +17,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dagmath_viz.logic.program import Atom, Comp, CompEq, Cont, ProgramError, atom_from_dict
+from dagmath_viz.logic.program import (
+    Atom,
+    Comp,
+    CompEq,
+    Cont,
+    ProgramError,
+    Rel,
+    atom_from_dict,
+)
 from dagmath_viz.logic.records import problem_from_record
 from dagmath_viz.logic.rules import RULE_NAMES
 from dagmath_viz.schema import UnsafePathError
@@ -41,10 +49,14 @@ _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 def _arith(rule: str, premises: list[Atom], head: Atom) -> str:
     conts = [p for p in premises if isinstance(p, Cont)]
     comp = next((p for p in premises if isinstance(p, Comp)), None)
-    other = [p for p in premises if not isinstance(p, Cont | Comp | CompEq)]
+    other = [p for p in premises if not isinstance(p, Cont | Comp | CompEq | Rel)]
+    rel = next((p for p in premises if isinstance(p, Rel)), None)
     if rule in ("1a", "1b") and conts and comp and isinstance(head, Cont):
         op = "+" if rule == "1a" else "-"
         return f"{conts[0].quantity} {op} {comp.diff} = {head.quantity}"
+    if rule in ("1a", "1b", "7a", "7b") and conts and rel and isinstance(head, Cont):
+        op = {"1a": "+", "1b": "-", "7a": "×", "7b": "÷"}[rule]
+        return f"{conts[0].quantity} {op} {rel.n} = {head.quantity}"
     if rule == "1c" and len(conts) == 2 and isinstance(head, Comp):
         hi, lo = sorted((c.quantity for c in conts), reverse=True)
         return f"{hi} - {lo} = {head.diff}"

@@ -57,7 +57,7 @@ __all__ = [
     "solve_text_record",
 ]
 
-TREE_RULES = frozenset(("1a", "1b", "2a", "2b", "3", "4", "5a"))
+TREE_RULES = frozenset(("1a", "1b", "2a", "2b", "3", "4", "5a", "7a", "7b"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ __all__ = [
     "ProgramError",
     "Query",
     "Rate",
+    "Rel",
     "Transfer",
     "agent",
     "atom_from_dict",
@@ -38,6 +39,7 @@ __all__ = [
     "names_of",
     "query_from_dict",
     "query_to_dict",
+    "relation",
     "shift_time",
 ]
 
@@ -182,13 +184,66 @@ class CompEq:
         return f"compeq({a}, {b}, {c}, {d}, {self.entity}, t{self.time})"
 
 
-Atom = Cont | Comp | Transfer | Rate | CompEq
+@dataclass(frozen=True, slots=True)
+class Rel:
+    """rel(A, ea, B, eb, op, n, t): at time t, A's count of ea is B's count of eb plus n
+    (op ``+``: a comparison across two entities, "A has 3 apples more than B has pears") or
+    n times it (op ``*``: "A has 3 times as many apples as B has pears"; eb may equal ea).
 
-_PRED_ORDER = {"cont": 0, "comp": 1, "transfer": 2, "rate": 3, "compeq": 4}
+    Build it with :func:`relation`, which keeps one spelling per fact (a same-entity ``+``
+    relation is a :class:`Comp`; ``n >= 0``; a tie names the smaller side first).
+    """
+
+    a: Agent
+    a_entity: str
+    b: Agent
+    entity: str
+    op: str
+    n: int
+    time: int = 0
+    pred: ClassVar[str] = "rel"
+
+    def __post_init__(self) -> None:
+        if self.op not in ("+", "*") or self.n < (1 if self.op == "*" else 0):
+            raise ValueError(f"non-canonical relation {self!s}; build it with relation()")
+
+    def __str__(self) -> str:
+        a, b = _fmt_agent(self.a), _fmt_agent(self.b)
+        return f"rel({a}, {self.a_entity}, {b}, {self.entity}, {self.op}{self.n}, t{self.time})"
+
+
+def relation(
+    a: Agent, a_entity: str, b: Agent, b_entity: str, op: str, n: int, time: int = 0
+) -> Comp | Rel:
+    """The canonical atom for "a has n more a_entity than b has b_entity" (op ``+``, n may be
+    negative) or "a has n times as many a_entity as b has b_entity" (op ``*``, n >= 1).
+
+    Example:
+        >>> relation(("Ann",), "apples", ("Bo",), "pears", "+", -2)
+        Rel(a=('Bo',), a_entity='pears', b=('Ann',), entity='apples', op='+', n=2, time=0)
+    """
+    if op == "+" and a_entity == b_entity:
+        return comparison(a, b, a_entity, n, time)
+    if op == "+" and n < 0:
+        a, a_entity, b, b_entity, n = b, b_entity, a, a_entity, -n
+    if op == "*" and (not isinstance(n, int) or n < 1):
+        raise ProgramError(f"a factor must be a positive whole number, got {n!r}")
+    if op not in ("+", "*"):
+        raise ProgramError(f"unknown relation {op!r}")
+    tie = n == 0 if op == "+" else n == 1
+    if tie and (a, a_entity) > (b, b_entity):
+        a, a_entity, b, b_entity = b, b_entity, a, a_entity
+    return Rel(a, a_entity, b, b_entity, op, n, time)
+
+
+Atom = Cont | Comp | Transfer | Rate | CompEq | Rel
+
+_PRED_ORDER = {"cont": 0, "comp": 1, "transfer": 2, "rate": 3, "compeq": 4, "rel": 5}
 
 
 _GETTERS = {
-    cls.pred: attrgetter(*cls.__dataclass_fields__) for cls in (Cont, Comp, Transfer, Rate, CompEq)
+    cls.pred: attrgetter(*cls.__dataclass_fields__)
+    for cls in (Cont, Comp, Transfer, Rate, CompEq, Rel)
 }
 
 
@@ -208,6 +263,8 @@ def entities_of(atom: Atom) -> frozenset[str]:
     """Every entity an atom mentions (a rate mentions its container too)."""
     if isinstance(atom, Rate):
         return frozenset((atom.entity, atom.container))
+    if isinstance(atom, Rel):
+        return frozenset((atom.entity, atom.a_entity))
     return frozenset((atom.entity,))
 
 
@@ -302,6 +359,18 @@ _FIELDS: dict[str, tuple[type, tuple[tuple[str, str], ...]]] = {
         CompEq,
         (("a", "A"), ("b", "A"), ("c", "A"), ("d", "A"), ("entity", "e"), ("time", "n")),
     ),
+    "rel": (
+        Rel,
+        (
+            ("a", "A"),
+            ("a_entity", "e"),
+            ("b", "A"),
+            ("entity", "e"),
+            ("op", "e"),
+            ("n", "z"),
+            ("time", "n"),
+        ),
+    ),
 }
 
 
@@ -341,6 +410,8 @@ def atom_from_dict(d: Mapping[str, Any]) -> Atom:
         return comparison(*values)
     if cls is CompEq:
         return CompEq.of(*values)
+    if cls is Rel:
+        return relation(*values)
     return cls(*values)
 
 

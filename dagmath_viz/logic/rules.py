@@ -13,6 +13,10 @@ Rule ids (the ``rule`` of a :class:`Hyperedge`):
   ``5b`` comp(A, B, d) ∧ comp(C, D, d) ⇒ compeq(A, B, C, D) for two different comparisons.
 - ``6`` frame: cont(A, e, q, t) and no transfer of e involving a member of A at t ⇒
   cont(A, e, q, t + 1), up to the program's horizon.
+- Relations (MathGAP v1's comparisons across two entities and "N times as many"):
+  ``1a`` / ``1b`` also read rel(A, ea, B, eb, +n): cont(B, eb, q) ⇒ cont(A, ea, q + n) and
+  back; ``7a`` cont(B, eb, q) ∧ rel(A, ea, B, eb, ×n) ⇒ cont(A, ea, q·n); ``7b`` cont(A, ea,
+  q) ∧ rel(..., ×n) ⇒ cont(B, eb, q / n) when n divides q (else a violation).
 
 Every atom a rule fires on is in the chart, so each hyperedge is found exactly once: when its
 last premise enters the chart. Tails are sorted by :func:`atom_key`.
@@ -33,6 +37,7 @@ from dagmath_viz.logic.program import (
     Program,
     ProgramError,
     Rate,
+    Rel,
     Transfer,
     atom_key,
     comparison,
@@ -64,6 +69,8 @@ RULE_NAMES = {
     "5a": "comparison-of-differences elimination",
     "5b": "comparison-of-differences introduction",
     "6": "frame",
+    "7a": "multiplicative comparison elimination",
+    "7b": "multiplicative comparison elimination",
 }
 
 
@@ -109,6 +116,7 @@ class Chart:
         self.compeqs_of: dict[tuple, list[CompEq]] = defaultdict(list)
         self.transfers_of: dict[tuple, list[Transfer]] = defaultdict(list)
         self.rates_of: dict[tuple, list[Rate]] = defaultdict(list)
+        self.rels_of: dict[tuple, list[Rel]] = defaultdict(list)
         self.horizon = self.program.horizon
         self.groups_of: dict[str, list[Agent]] = defaultdict(list)
         for g in sorted(self.program.groups):
@@ -141,6 +149,9 @@ class Chart:
                 if isinstance(x, Rate):
                     continue
                 t_x = x.time
+                if isinstance(x, Rel):
+                    for n in x.a:
+                        self.needed[(n, x.a_entity)].add(t_x)
                 for n in _names_in(x):
                     self.needed[(n, x.entity)].add(t_x)
                     if isinstance(x, Transfer):
@@ -212,6 +223,9 @@ class Chart:
                     self.transfers_of[(a, x.entity, x.time)].append(x)
         elif isinstance(x, Rate):
             self.rates_of[(x.agent, x.container)].append(x)
+        elif isinstance(x, Rel):
+            self.rels_of[(x.a, x.a_entity, x.time)].append(x)
+            self.rels_of[(x.b, x.entity, x.time)].append(x)
 
     def derive(self, x: Atom) -> Iterator[Hyperedge]:
         """Every hyperedge with ``x`` (already in the chart) as its newest premise."""
@@ -226,6 +240,11 @@ class Chart:
         elif isinstance(x, Rate):
             for c in self.conts_ae.get((x.agent, x.container), ()):
                 yield _edge("4", (c, x), Cont(x.agent, x.entity, c.quantity * x.rate, c.time))
+        elif isinstance(x, Rel):
+            for side in ((x.b, x.entity, x.time), (x.a, x.a_entity, x.time)):
+                c = self.cont_at.get(side)
+                if c is not None:
+                    yield from self._rel_elim(c, x)
 
     # --- rule bodies, grouped by the predicate of the newest premise ------------------------
 
@@ -243,6 +262,8 @@ class Chart:
                 yield _edge("1c", (o, c), comparison(c.agent, o.agent, c.entity, diff, c.time))
         for t in self.transfers_of.get((c.agent, c.entity, c.time), ()):
             yield self._transfer(c, t)
+        for r in self.rels_of.get((c.agent, c.entity, c.time), ()):
+            yield from self._rel_elim(c, r)
         yield from self._unions(c)
         for r in self.rates_of.get((c.agent, c.entity), ()):
             yield _edge("4", (c, r), Cont(c.agent, r.entity, c.quantity * r.rate, c.time))
@@ -294,6 +315,20 @@ class Chart:
         if c.agent == k.less:
             return _edge("1a", (c, k), Cont(k.more, c.entity, c.quantity + k.diff, c.time))
         return _edge("1b", (c, k), Cont(k.less, c.entity, c.quantity - k.diff, c.time))
+
+    def _rel_elim(self, c: Cont, r: Rel) -> Iterator[Hyperedge]:
+        """1a/1b (across entities) and 7a/7b: one side's count gives the other's."""
+        add = r.op == "+"
+        if (c.agent, c.entity) == (r.b, r.entity):
+            q = c.quantity + r.n if add else c.quantity * r.n
+            yield _edge("1a" if add else "7a", (c, r), Cont(r.a, r.a_entity, q, c.time))
+            return
+        if add:
+            yield _edge("1b", (c, r), Cont(r.b, r.entity, c.quantity - r.n, c.time))
+        elif c.quantity % r.n == 0:
+            yield _edge("7b", (c, r), Cont(r.b, r.entity, c.quantity // r.n, c.time))
+        else:
+            self.violations.append(f"{c} is not {r.n} times a whole number ({r})")
 
     def _transfer(self, c: Cont, t: Transfer) -> Hyperedge:
         if c.agent == t.giver:

@@ -7,6 +7,14 @@ its "extended" and MathGAP v1 templates) and the proofs written in its style:
 - comparisons: "X has N E more / less / fewer than Y.", "X has N more / fewer E than Y.",
   and MathGAP v1's "If we take away N E from X, then X has as many E as Y.", "The number of
   E X has exceeds the number of E Y has by N.", "X's number of E exceeds Y's by N.";
+- comparisons across two entities (the authors' templates when the two sides differ): "X has N
+  E more / less than Y has F.", "X has N more E than Y has F.", "The number of E X has exceeds
+  the number of F Y has by N.", "If we take away N E from X, then X has as many E as Y has F.";
+- "N times as many" (MathGAP v1): "X has N times as many E as Y[ has F].", "Y has 1/N as many
+  F as X[ has E].", "The number of E X has divided by N equals the number of F Y has.", "If we
+  divide the number of E X has by N, then X has the same number of E as Y[ has F]." (these
+  become :class:`~dagmath_viz.logic.program.Rel` atoms; the comparison question across two
+  entities is not read);
 - comparisons of differences: "The number of E that A has more than B is the same as (or is
   equal to) the difference between (or in) the number of E that C has compared to D.";
 - transfers: "R then gets / receives N more E from S.", "R then gets another N E from S.",
@@ -17,7 +25,8 @@ its "extended" and MathGAP v1 templates) and the proofs written in its style:
   "What is the number of E that X has?", and "If A, B and C sum up the E that they have, how
   many E do they have combined / in total?" (also "what is the number of E that they have in
   total?"), where E may be a category of the members' entities ("snacks");
-- proof steps: any statement above, and conclusions "So X (now) has 20 + 4 = 24 E.",
+- proof steps: any statement above, and conclusions "So X (now) has 20 + 4 = 24 E.", "So X
+  has 4 = 4 times as many E as Y.", "So Y has 1/(2 × 2) = 1/4 as many E as X.",
   "Therefore, X has 7 - 3 = 4 E more than Y.", "So the difference between the number of E X
   and Y have is 3.", "So A and B have a total of 9 E.", "If A and B sum up the E that they
   have, they have 4 + 5 = 9 in total.".
@@ -27,8 +36,11 @@ or more words ("granola bars", "yo-yos"). Every sentence is matched against a fi
 anchored regular expressions, so reading is linear in the length of the text.
 
 **Time.** Transfers change counts, so each transfer sentence starts a new time stamp: a
-statement made after k transfer sentences holds at time k, a transfer stated then happens at
-k (effective at k + 1), and the question asks about the last time stamp. The frame rule runs
+transfer stated after k transfer sentences happens at k (effective at k + 1), and the question
+asks about the last time stamp. A statement made after k transfer sentences holds at k and
+back to the last transfer that moves one of the counts it talks about; it is dated there (and a
+comparison of differences with the comparisons on its pairs at a time all of them hold), see
+``_settle``. The frame rule runs
 both ways (:attr:`Program.bidirectional`), so a count stated at one time combines with a
 comparison stated at another as long as no transfer of that agent and entity lies between.
 """
@@ -49,9 +61,11 @@ from dagmath_viz.logic.program import (
     ProgramError,
     Query,
     Rate,
+    Rel,
     Transfer,
     agent,
     comparison,
+    relation,
 )
 
 __all__ = [
@@ -136,14 +150,14 @@ _STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "more",
         _p(
             rf"(?P<a>{_NAME}) {_HAS} (?P<d>{_NUM}) (?P<e>{_ENT}) (?P<dir>more|less|fewer) than"
-            rf" (?P<b>{_NAME})(?: has (?P=e))?"
+            rf" (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
         ),
     ),
     (
         "more",
         _p(
             rf"(?P<a>{_NAME}) {_HAS} (?P<d>{_NUM}) (?P<dir>more|less|fewer) (?P<e>{_ENT}) than"
-            rf" (?P<b>{_NAME})(?: has (?P=e))?"
+            rf" (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
         ),
     ),
     ("same", _p(rf"(?P<a>{_NAME}) {_HAS} as many (?P<e>{_ENT}) as (?P<b>{_NAME})")),
@@ -151,19 +165,47 @@ _STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "exceeds",
         _p(
             rf"If we take away (?P<d>{_NUM}) (?P<e>{_ENT}) from (?P<a>{_NAME}), then (?P=a) has as"
-            rf" many (?P=e) as (?P<b>{_NAME})(?: has (?P=e))?"
+            rf" many (?P=e) as (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
         ),
     ),
     (
         "exceeds",
         _p(
-            rf"[Tt]he number of (?P<e>{_ENT}) (?P<a>{_NAME}) has exceeds the number of (?P=e)"
-            rf" (?P<b>{_NAME}) has by (?P<d>{_NUM})"
+            rf"[Tt]he number of (?P<e>{_ENT}) (?P<a>{_NAME}) has exceeds the number of"
+            rf" (?P<e2>{_ENT}) (?P<b>{_NAME}) has by (?P<d>{_NUM})"
         ),
     ),
     (
         "exceeds",
         _p(rf"(?P<a>{_NAME})'s number of (?P<e>{_ENT}) exceeds (?P<b>{_NAME})'s by (?P<d>{_NUM})"),
+    ),
+    (
+        "times",
+        _p(
+            rf"(?P<a>{_NAME}) {_HAS} (?P<d>{_NUM}) times as many (?P<e>{_ENT}) as"
+            rf" (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
+        ),
+    ),
+    (
+        "frac",
+        _p(
+            rf"(?P<b>{_NAME}) {_HAS} 1/(?P<d>{_NUM}) as many (?P<e2>{_ENT}) as"
+            rf" (?P<a>{_NAME})(?: has (?P<e>{_ENT}))?"
+        ),
+    ),
+    (
+        "times",
+        _p(
+            rf"[Tt]he number of (?P<e>{_ENT}) (?P<a>{_NAME}) has divided by (?P<d>{_NUM}) equals"
+            rf" the number of (?P<e2>{_ENT}) (?P<b>{_NAME}) has"
+        ),
+    ),
+    (
+        "times",
+        _p(
+            rf"If we divide the number of (?P<e>{_ENT}) (?P<a>{_NAME}) has by (?P<d>{_NUM}), then"
+            rf" (?P=a) has the same number of (?P=e) as (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
+        ),
     ),
     ("cont", _p(rf"(?P<a>{_NAME}) {_HAS} (?P<q>{_NUM}) (?P<e>{_ENT})")),
     (
@@ -245,11 +287,16 @@ def _build(st: _Statement, t: int, entities: set[str]) -> Atom:
         return Cont(_names(g["a"]), g["e"], int(g["q"]), t)
     if kind == "more":
         d = int(g["d"]) * (1 if g["dir"] == "more" else -1)
-        return comparison(_names(g["a"]), _names(g["b"]), g["e"], d, t)
+        return relation(_names(g["a"]), g["e"], _names(g["b"]), g.get("e2") or g["e"], "+", d, t)
+    if kind in ("times", "frac"):
+        # "frac" is "B has 1/d as many E2 as A has E": A has d times as many
+        e, e2 = g.get("e") or g["e2"], g.get("e2") or g["e"]
+        return relation(_names(g["a"]), e, _names(g["b"]), e2, "*", int(g["d"]), t)
     if kind == "same":
         return comparison(_names(g["a"]), _names(g["b"]), g["e"], 0, t)
     if kind == "exceeds":
-        return comparison(_names(g["a"]), _names(g["b"]), g["e"], int(g["d"]), t)
+        a, b, e2 = _names(g["a"]), _names(g["b"]), g.get("e2") or g["e"]
+        return relation(a, g["e"], b, e2, "+", int(g["d"]), t)
     if kind == "compeq":
         if g["e"] != g["e2"]:
             raise TextError("a comparison of differences across two entities is not supported")
@@ -352,6 +399,8 @@ def _settle(built: list[tuple[str, Atom]], sides: dict[Transfer, str]) -> list[t
         if isinstance(x, Transfer | Rate):
             continue
         talks = {(n, x.entity) for n in _names_of(x)}
+        if isinstance(x, Rel):
+            talks = {(n, x.a_entity) for n in x.a} | {(n, x.entity) for n in x.b}
         lo = hi = x.time
         while lo > 0 and not (moved_at[lo - 1] & talks):
             lo -= 1
@@ -438,8 +487,9 @@ def parse_problem(text: str) -> ParsedProblem:
             who = getattr(atom, fld, None)
             if isinstance(who, tuple) and len(who) == 1:
                 lst = members.setdefault(who[0], [])
-                if atom.entity not in lst:
-                    lst.append(atom.entity)
+                ent = atom.a_entity if isinstance(atom, Rel) and fld == "a" else atom.entity
+                if ent not in lst:
+                    lst.append(ent)
         if atom not in axioms:
             axioms.append(atom)
             kept.append(raw)
@@ -480,14 +530,28 @@ _PROOF_EXTRA: tuple[tuple[str, re.Pattern[str]], ...] = (
         "more",
         _p(
             rf"{_CONCL}(?P<a>{_NAME}) has {_EQ}(?P<d>{_NUM}) (?P<e>{_ENT}) (?P<dir>more|less|fewer)"
-            rf" than (?P<b>{_NAME})(?: has (?P=e))?"
+            rf" than (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
         ),
     ),
     (
         "more",
         _p(
             rf"{_CONCL}(?P<a>{_NAME}) has {_EQ}(?P<d>{_NUM}) (?P<dir>more|less|fewer) (?P<e>{_ENT})"
-            rf" than (?P<b>{_NAME})(?: has (?P=e))?"
+            rf" than (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
+        ),
+    ),
+    (
+        "times",
+        _p(
+            rf"{_CONCL}(?P<a>{_NAME}) has {_EQ}(?P<d>{_NUM}) times as many (?P<e>{_ENT}) as"
+            rf" (?P<b>{_NAME})(?: has (?P<e2>{_ENT}))?"
+        ),
+    ),
+    (
+        "frac",
+        _p(
+            rf"{_CONCL}(?P<b>{_NAME}) has (?:1/\({_EXPR}\) ?= ?)?1/(?P<d>{_NUM}) as many"
+            rf" (?P<e2>{_ENT}) as (?P<a>{_NAME})(?: has (?P<e>{_ENT}))?"
         ),
     ),
     (
@@ -575,6 +639,8 @@ def stated(atom: Atom) -> tuple:
         return ("compeq", atom.a, atom.b, atom.c, atom.d, atom.entity)
     if isinstance(atom, Transfer):
         return ("transfer", atom.giver, atom.receiver, atom.entity, atom.amount)
+    if isinstance(atom, Rel):
+        return ("rel", atom.a, atom.a_entity, atom.b, atom.entity, atom.op, atom.n)
     return ("rate", atom.agent, atom.entity, atom.container, atom.rate)
 
 
@@ -611,6 +677,11 @@ def say(atom: Atom, program: Program) -> str:
             f"The number of {atom.entity} that {a} has more than {b} is the same as the"
             f" difference between the number of {atom.entity} that {c} has compared to {d}."
         )
+    if isinstance(atom, Rel):
+        a, b = _list(atom.a), _list(atom.b)
+        if atom.op == "*":
+            return f"{a} has {atom.n} times as many {atom.a_entity} as {b} has {atom.entity}."
+        return f"{a} has {atom.n} {atom.a_entity} more than {b} has {atom.entity}."
     if isinstance(atom, Transfer):
         side = dict(program.one_sided).get(atom, "receiver")
         g, r, e, d = _list(atom.giver), _list(atom.receiver), atom.entity, atom.amount
