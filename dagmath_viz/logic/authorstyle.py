@@ -35,7 +35,7 @@ apostrophe, as in the authors' texts.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dagmath_viz.logic.generator import (
     IRRELEVANT,
@@ -53,9 +53,10 @@ from dagmath_viz.logic.program import (
     Transfer,
     atom_from_dict,
     atom_to_dict,
+    comparison,
     names_of,
 )
-from dagmath_viz.logic.vocab import CATEGORIES, CONTAINERS, RELATIONS, TOPICS
+from dagmath_viz.logic.vocab import CATEGORIES, CONTAINERS, NAMES, RELATIONS, TOPICS
 
 __all__ = ["AuthorsProblem", "authors_problem_set", "render_authors"]
 
@@ -106,6 +107,10 @@ AUTHOR_CONTAINERS = (
     "crates",
     "glass jars",
 )
+
+#: the authors' "connected" structures: distractor trees whose leaf is a count of the main
+#: tree (their ``_generate_connected``): one comparison, one tree, three trees
+CONNECTED = ("connected-axiom", "connected-tree", "connected-trees")
 
 _HAS = ("has", "owns", "possesses")
 _Q_ONE = (
@@ -262,7 +267,8 @@ def _categorise(problem: Problem, rng: random.Random) -> tuple[list[Atom], str] 
     relevant = set(problem.proof.theorems)
     # distractors about the goal's entity: each connected group of names gets one member's
     # entity (an ``entity`` overlap with one of the totalled entities)
-    comp: dict[str, str] = {}
+    # (a tree hung on the main tree takes the entity of the count it hangs on)
+    comp: dict[str, str] = dict(entity_of)
     out: list[Atom] = []
     for x, rel in zip(problem.program.axioms, problem.relevant, strict=True):
         if x.entity != goal.entity:
@@ -354,7 +360,7 @@ def render_authors(problem: Problem, rng: random.Random) -> str:
     goal = problem.proof.goal
     axioms = list(problem.program.axioms)
     entity = goal.entity
-    if len(goal.agent) > 1:
+    if len(goal.agent) > 1 and problem.irrelevant not in CONNECTED:
         axioms = _possessive_overlap(axioms, problem.relevant, goal, rng)
         problem = _with_axioms(problem, axioms)
         if rng.random() < CATEGORY_SHARE:
@@ -374,8 +380,6 @@ def render_authors(problem: Problem, rng: random.Random) -> str:
 
 
 def _with_axioms(problem: Problem, axioms: list[Atom]) -> Problem:
-    from dataclasses import replace
-
     if axioms == list(problem.program.axioms):
         return problem
     # the proof's atoms keep their names only when relabelling left them alone; the sides of
@@ -398,28 +402,109 @@ def _with_axioms(problem: Problem, axioms: list[Atom]) -> Problem:
     )
 
 
+def _connected(
+    problem: Problem, structure: str, depth: int, rng: random.Random, possessive: bool
+) -> Problem:
+    """The problem with irrelevant trees hung on counts of its main tree (the authors' connected
+    case): each is a chain of comparisons from a count of the main tree to fresh agents, the
+    last of which may then get or give some ("Sibel has 41 granola bars more than Rock.").
+
+    The anchors are counts of one agent whose (agent, entity) no transfer changes, as the
+    authors' ``get_single_assign_cont`` picks them; the chains derive only fresh agents'
+    counts, so the answer and the shortest proof do not change. With ``possessive`` the fresh
+    names are possessives of the goal's first agent ("Ryan's aunt"), the authors' lexical
+    agent overlap.
+    """
+    moved = {
+        (n, x.entity)
+        for x in problem.program.axioms
+        if isinstance(x, Transfer)
+        for n in names_of(x)
+    }
+    anchors = [
+        s.theorem
+        for s in problem.proof.steps
+        if isinstance(s.theorem, Cont)
+        and len(s.theorem.agent) == 1
+        and (s.theorem.agent[0], s.theorem.entity) not in moved
+    ]
+    if not anchors:
+        return problem
+    used = {n for x in problem.program.axioms for n in names_of(x)} | set(problem.proof.goal.agent)
+    g = problem.proof.goal.agent[0]
+    if possessive:
+        pool = [f"{g}'s {r}" for r in RELATIONS if f"{g}'s {r}" not in used]
+    else:
+        pool = [n for n in NAMES if n not in used]
+    rng.shuffle(pool)
+    n_trees = 3 if structure.endswith("trees") else 1
+    extra: list[Atom] = []
+    for _ in range(n_trees):
+        x = rng.choice(anchors)
+        length = 1 if structure.endswith("axiom") else rng.randint(1, depth)
+        who, q = x.agent, x.quantity
+        for _ in range(length):
+            if len(pool) < 2:
+                break
+            new = (pool.pop(),)
+            d = rng.randint(1, 10)
+            fewer = q > d and rng.random() < 0.5
+            extra.append(comparison(new, who, x.entity, -d if fewer else d, x.time))
+            who, q = new, q - d if fewer else q + d
+        if structure != "connected-axiom" and pool and rng.random() < 0.3:
+            other, d = (pool.pop(),), rng.randint(1, 10)
+            give = q > d and rng.random() < 0.5
+            giver, receiver = (who, other) if give else (other, who)
+            extra.append(Transfer(giver, receiver, x.entity, d, x.time))
+    return replace(
+        problem,
+        program=replace(problem.program, axioms=problem.program.axioms + tuple(extra)),
+        relevant=problem.relevant + (False,) * len(extra),
+        irrelevant=structure,
+    )
+
+
 def authors_problem_set(
     n: int, seed: int = 0, depths: tuple[int, ...] = (2, 3)
 ) -> list[AuthorsProblem]:
     """``n`` problems in the authors' templates, every variant of the paper's design in turn.
 
-    Each base problem is drawn with :func:`~dagmath_viz.logic.generator.generate_paired` for
-    one irrelevant-axiom structure (cycling through ``none``, ``axiom``, ``tree``, ``trees``
-    and the depths), written in its four overlap conditions, plus its control (the main tree
-    grown to as many axioms, all relevant). The same (n, seed, depths) give the same set.
+    Each base problem gets one irrelevant-axiom structure, cycling through ``none``,
+    ``axiom``, ``tree``, ``trees`` (the authors' disconnected cases, drawn with
+    :func:`~dagmath_viz.logic.generator.generate_paired` and written in its four overlap
+    conditions) and ``connected-axiom``, ``connected-tree``, ``connected-trees`` (trees hung on
+    the main tree, :func:`_connected`, with fresh or possessive names), and the depths; every
+    structure with distractors also gets its control (the main tree grown to as many axioms,
+    all relevant). The same (n, seed, depths) give the same set.
     """
+    structures = (*IRRELEVANT, *CONNECTED)
     out: list[AuthorsProblem] = []
     k = 0
     while len(out) < n:
-        irrelevant = IRRELEVANT[k % len(IRRELEVANT)]
-        depth = depths[(k // len(IRRELEVANT)) % len(depths)]
+        irrelevant = structures[k % len(structures)]
+        depth = depths[(k // len(structures)) % len(depths)]
         cfg = GeneratorConfig(depth=depth, rule_weights=AUTHORS_RULES)
-        paired = generate_paired(seed, k, irrelevant, cfg)
-        variants = [(ov, p) for ov, p in paired.items()]
-        if irrelevant != "none":
-            variants.append(("control", _control(paired["none"], cfg)))
+        if irrelevant in CONNECTED:
+            base = generate_paired(seed, k, "none", cfg)["none"]
+            crng = random.Random(f"gsm-authors-connected:{seed}:{k}")
+            variants = [
+                (
+                    ov,
+                    _connected(base, irrelevant, depth, random.Random(crng.random()), ov != "none"),
+                )
+                for ov in ("none", "agent")
+            ]
+            # the control grows the main tree to as many axioms as the "none" variant has
+            variants.append(
+                ("control", _control(replace(base, program=variants[0][1].program), cfg))
+            )
         else:
-            variants = variants[:1]  # without distractors the four conditions coincide
+            paired = generate_paired(seed, k, irrelevant, cfg)
+            variants = list(paired.items())
+            if irrelevant != "none":
+                variants.append(("control", _control(paired["none"], cfg)))
+            else:
+                variants = variants[:1]  # without distractors the four conditions coincide
         for overlap, p in variants:
             rng = random.Random(f"gsm-authors-text:{seed}:{k}")
             out.append(

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from dagmath_viz.logic.authorstyle import authors_problem_set
-from dagmath_viz.logic.modelproofs import solve_text_record
+from dagmath_viz.logic.modelproofs import score_proof_record, solve_text_record
 from dagmath_viz.logic.text import split_sentences
 
 # The authors' templates, transcribed here as patterns (independent of the text reader).
@@ -91,6 +91,10 @@ def test_the_set_covers_the_design_and_the_constructions(small_set):
             assert (irrelevant, overlap, False) in variants
         assert (irrelevant, "none", True) in variants
     assert ("none", "none", False) in variants
+    # the authors' connected case: trees hung on a count of the main tree
+    for structure in ("connected-axiom", "connected-tree", "connected-trees"):
+        for overlap, control in (("none", False), ("agent", False), ("none", True)):
+            assert (structure, overlap, control) in variants
     text = " ".join(p.text for p in small_set)
     for phrase in (
         " then gets another ",
@@ -132,3 +136,14 @@ def test_solve_text_answers_at_least_98_percent(solved):
     wrong = [(p.id, out.get("error") or out.get("answer")) for p, out in solved]
     wrong = [w for (p, out), w in zip(solved, wrong, strict=True) if out.get("answer") != p.answer]
     assert right >= 0.98 * len(solved), wrong[:5]
+
+
+def test_the_shortest_proof_in_the_authors_templates_scores_one(small_set):
+    """``score-proofs`` gives efficiency 1 and an exact match to each problem's own shortest
+    proof (as ``solve --text`` writes it, in the authors' conclusion templates)."""
+    for p in small_set[:60]:
+        solved = solve_text_record({"id": p.id, "text": p.text})
+        proof = " ".join(solved["shortest_proof"])
+        out = score_proof_record({"id": p.id, "text": p.text, "proof": proof})
+        assert out["correct"], p.id
+        assert out["efficiency"] == 1.0 and out["exact_match"] is True, p.id
