@@ -125,6 +125,17 @@ def natural(text: str) -> int:
     return _at_least(text, 0)
 
 
+def positive_float(text: str) -> float:
+    """An argparse type: a number greater than 0 (``nan`` is refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def _at_least(text: str, low: int) -> int:
     try:
         value = int(text)

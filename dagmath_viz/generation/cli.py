@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from dagmath_viz.cli.common import EXIT_PARTIAL
+from dagmath_viz.cli.common import EXIT_PARTIAL, positive, positive_float
 from dagmath_viz.schema import DagMathError, InputError
 
 __all__ = ["EXIT_FAILURES", "register"]
@@ -22,26 +22,6 @@ __all__ = ["EXIT_FAILURES", "register"]
 EXIT_FAILURES = EXIT_PARTIAL  # 4: results written, some failed (README exit codes)
 #: Environment variable that scales every retry wait (tests set it small).
 BACKOFF_ENV = "DAGMATH_RETRY_BASE_SECONDS"
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be positive")
-    return value
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -55,13 +35,13 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="NAME", help="model name to request")
     parser.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="output folder")
     parser.add_argument(
-        "--concurrency", type=_positive_int, default=8, metavar="K", help="requests in flight"
+        "--concurrency", type=positive, default=8, metavar="K", help="requests in flight"
     )
     parser.add_argument(
         "--dataset", metavar="NAME", help="data-set name (default: the problems file's stem)"
     )
     parser.add_argument("--temperature", type=float, default=None, metavar="T")
-    parser.add_argument("--max-tokens", type=_positive_int, default=None, metavar="M")
+    parser.add_argument("--max-tokens", type=positive, default=None, metavar="M")
     parser.add_argument(
         "--api-key-env",
         metavar="NAME",
@@ -70,7 +50,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         default=600.0,
         metavar="SECONDS",
         help="per request (default 600)",
@@ -84,7 +64,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--attempts",
-        type=_positive_int,
+        type=positive,
         default=3,
         metavar="N",
         help="replies asked for when one has no usable JSON or is cut off (default 3)",
@@ -105,7 +85,7 @@ def register(subparsers) -> None:
         "`dagmath score OUT_DIR` reads them. Rerunning the same command resumes.",
     )
     _common(gen)
-    gen.add_argument("--samples", type=_positive_int, default=1, metavar="N", help="per problem")
+    gen.add_argument("--samples", type=positive, default=1, metavar="N", help="per problem")
     gen.add_argument(
         "--system-prompt",
         metavar="FILE",
@@ -126,7 +106,7 @@ def register(subparsers) -> None:
     )
     gold.add_argument(
         "--stage-attempts",
-        type=_positive_int,
+        type=positive,
         default=4,
         metavar="N",
         help="samples per stage before a problem is given up (default 4)",

@@ -17,7 +17,6 @@ finished problem's samples live in its file.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -29,15 +28,13 @@ from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
 from dagmath_viz.generation.client import (
-    CallFailed,
     ChatClient,
-    FatalAPIError,
     RetryPolicy,
     public_url,
     run_to_completion,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import Progress, RunTotals
+from dagmath_viz.generation.progress import Progress, RunTotals, run_units
 from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
 from dagmath_viz.generation.store import (
     STATE_DIR,
@@ -246,34 +243,18 @@ class _Run:
             max_tokens=cfg.max_tokens,
             notice=self.notice,
         )
-        gate = asyncio.Semaphore(max(cfg.concurrency, 1))
 
-        async def one(problem: Problem, sample_id: int) -> None:
-            async with gate:
-                if self.stopped:
-                    return
-                messages = [
-                    {"role": "system", "content": cfg.system_prompt},
-                    {"role": "user", "content": user_prompt(problem.text)},
-                ]
-                try:
-                    reply = await client.json_call(
-                        messages, "DAGSolution", SOLUTION_SCHEMA, check_solution, "steps"
-                    )
-                except FatalAPIError:
-                    self.stopped = True  # set before the gate opens for the next task
-                    raise
-                except CallFailed as exc:
-                    self.summary.failures.append(
-                        {
-                            "problem_id": problem.key,
-                            "sample_id": sample_id,
-                            "attempts": exc.attempts,
-                            "reason": exc.reason,
-                        }
-                    )
-                    progress.advance(ok=False)
-                    return
+        async def call(unit: tuple[Problem, int]) -> Any:
+            messages = [
+                {"role": "system", "content": cfg.system_prompt},
+                {"role": "user", "content": user_prompt(unit[0].text)},
+            ]
+            return await client.json_call(
+                messages, "DAGSolution", SOLUTION_SCHEMA, check_solution, "steps"
+            )
+
+        def finish(unit: tuple[Problem, int], reply: Any) -> None:
+            problem, sample_id = unit
             record = _sample_record(
                 problem, sample_id, cfg.model, reply.value["steps"], reply.reasoning
             )
@@ -283,20 +264,21 @@ class _Run:
             self.by_problem.setdefault(problem.key, {})[sample_id] = record
             self.summary.written += 1
             self.write_problem(problem)
-            progress.advance(ok=True)
 
-        progress.show(force=True)
+        def failure(unit: tuple[Problem, int], exc: Exception) -> dict[str, Any]:
+            return {
+                "problem_id": unit[0].key,
+                "sample_id": unit[1],
+                "attempts": exc.attempts,  # type: ignore[attr-defined]
+                "reason": exc.reason,  # type: ignore[attr-defined]
+            }
+
         try:
-            tasks = [asyncio.create_task(one(p, k)) for p, k in pending]
-            try:
-                await asyncio.gather(*tasks)
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+            await run_units(
+                self, pending, call, finish, failure,
+                concurrency=cfg.concurrency, progress=progress,
+            )  # fmt: skip
         finally:
-            progress.close()
             await client.close()
             self.journal.close()
             usage = client.usage

@@ -36,7 +36,6 @@ from dagmath_viz import __version__
 from dagmath_viz.generation.client import (
     CallFailed,
     ChatClient,
-    FatalAPIError,
     RetryPolicy,
     public_url,
     run_to_completion,
@@ -49,7 +48,7 @@ from dagmath_viz.generation.gold_checks import (
     check_parents,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import Progress, RunTotals
+from dagmath_viz.generation.progress import Progress, RunTotals, run_units
 from dagmath_viz.generation.prompts import (
     EDGES_PROMPT,
     EDGES_SCHEMA,
@@ -293,55 +292,39 @@ class _GoldRun:
 
         main_client = client(cfg.model)
         edge_client = client(cfg.edge_model or cfg.model)
-        gate = asyncio.Semaphore(max(cfg.concurrency, 1))
 
-        async def one(problem: Problem) -> None:
-            async with gate:
-                if self.stopped:
-                    return
-                try:
-                    nodes = self.stage_result(problem, "nodes")
-                    if nodes is None:
-                        nodes = await self.nodes(main_client, problem)
-                    parents = self.stage_result(problem, "parents")
-                    graph = (
-                        _graph(parents)
-                        if parents is not None
-                        else await self.parents(main_client, problem, nodes)
-                    )
-                    if self.stage_result(problem, "edges") is None:
-                        await self.edges(edge_client, problem, graph)
-                except FatalAPIError:
-                    self.stopped = True
-                    raise
-                except (CallFailed, _StageRejected) as exc:
-                    stage = getattr(exc, "stage", None) or _current_stage(self, problem)
-                    self.summary.failures.append(
-                        {
-                            "problem_id": problem.key,
-                            "stage": stage,
-                            "attempts": exc.attempts,
-                            "reason": exc.reason,
-                        }
-                    )
-                    progress.advance(ok=False)
-                    return
+        async def call(problem: Problem) -> None:
+            nodes = self.stage_result(problem, "nodes")
+            if nodes is None:
+                nodes = await self.nodes(main_client, problem)
+            parents = self.stage_result(problem, "parents")
+            graph = (
+                _graph(parents)
+                if parents is not None
+                else await self.parents(main_client, problem, nodes)
+            )
+            if self.stage_result(problem, "edges") is None:
+                await self.edges(edge_client, problem, graph)
+
+        def finish(problem: Problem, _: None) -> None:
             self.write_problem(problem)
             self.summary.written += 1
-            progress.advance(ok=True)
 
-        progress.show(force=True)
+        def failure(problem: Problem, exc: Exception) -> dict[str, Any]:
+            stage = getattr(exc, "stage", None) or _current_stage(self, problem)
+            return {
+                "problem_id": problem.key,
+                "stage": stage,
+                "attempts": exc.attempts,  # type: ignore[attr-defined]
+                "reason": exc.reason,  # type: ignore[attr-defined]
+            }
+
         try:
-            tasks = [asyncio.create_task(one(p)) for p in pending]
-            try:
-                await asyncio.gather(*tasks)
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+            await run_units(
+                self, pending, call, finish, failure, concurrency=cfg.concurrency,
+                progress=progress, failed=(CallFailed, _StageRejected),
+            )  # fmt: skip
         finally:
-            progress.close()
             for c in (main_client, edge_client):
                 await c.close()
                 self.summary.prompt_tokens += c.usage.prompt_tokens

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, Protocol, TextIO, TypeVar
 
-__all__ = ["Progress", "format_duration"]
+from dagmath_viz.generation.client import CallFailed, FatalAPIError
+
+__all__ = ["Progress", "RunTotals", "format_duration", "run_units"]
+
+Unit = TypeVar("Unit")
+Result = TypeVar("Result")
 
 
 def format_duration(seconds: float) -> str:
@@ -115,3 +122,61 @@ class RunTotals:
             f"{self.prompt_tokens} prompt + {self.completion_tokens} completion tokens, "
             f"{format_duration(self.wall_seconds)} wall time"
         )
+
+
+class _Run(Protocol):
+    stopped: bool
+    summary: RunTotals
+
+
+async def run_units(
+    run: _Run,
+    units: Iterable[Unit],
+    call: Callable[[Unit], Awaitable[Result]],
+    finish: Callable[[Unit, Result], None],
+    failure: Callable[[Unit, Exception], dict[str, Any]],
+    *,
+    concurrency: int,
+    progress: Progress,
+    failed: tuple[type[Exception], ...] = (CallFailed,),
+) -> None:
+    """The scaffolding ``generate`` and ``gold`` share: every unit once, a few at a time.
+
+    ``call(unit)`` talks to the server with at most ``concurrency`` calls in flight;
+    ``finish(unit, result)`` stores what it returned *outside* that gate, so writing a
+    file never holds up the next request. A unit whose call raises one of ``failed`` is
+    recorded as ``failure(unit, exc)`` in ``run.summary.failures`` and the run goes on.
+    A :class:`FatalAPIError` (bad key, unknown model) sets ``run.stopped`` before the gate
+    opens for the next unit, so no further request is sent, cancels what is in flight and
+    propagates. Progress is shown before the first unit and closed however the run ends.
+    """
+    gate = asyncio.Semaphore(max(concurrency, 1))
+
+    async def one(unit: Unit) -> None:
+        async with gate:
+            if run.stopped:
+                return
+            try:
+                result = await call(unit)
+            except FatalAPIError:
+                run.stopped = True
+                raise
+            except failed as exc:
+                run.summary.failures.append(failure(unit, exc))
+                progress.advance(ok=False)
+                return
+        finish(unit, result)
+        progress.advance(ok=True)
+
+    progress.show(force=True)
+    try:
+        tasks = [asyncio.create_task(one(unit)) for unit in units]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+    finally:
+        progress.close()
