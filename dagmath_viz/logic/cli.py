@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from dagmath_viz.cli.common import add_command, say
+from dagmath_viz.cli.common import add_command, natural, positive, say
 from dagmath_viz.logic.efficiency import STRATEGIES, efficiency_table, format_table
 from dagmath_viz.logic.export import DATASET, export_trajectories
 from dagmath_viz.logic.generator import IRRELEVANT, OVERLAPS, GeneratorConfig, generate_problems
@@ -21,26 +21,6 @@ from dagmath_viz.logic.records import problem_to_record, read_jsonl, solve_recor
 from dagmath_viz.schema import DagMathError
 
 __all__ = ["add_gsm_parser", "main", "register"]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -154,7 +134,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _add_generate(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "generate", help="generate word problems with their logic programs")
-    p.add_argument("--problems", type=_positive, default=10, help="number of problems")
+    p.add_argument("--problems", type=positive, default=10, help="number of problems")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument(
         "--irrelevant",
@@ -176,9 +156,9 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="each problem in all four overlap conditions, same distractors, renamed only",
     )
-    p.add_argument("--depth", type=_positive, default=3, help="depth of the goal's proof")
-    p.add_argument("--trees", type=_positive, default=3, help="trees for --irrelevant trees")
-    p.add_argument("--first-id", type=_natural, default=0, help="id of the first problem")
+    p.add_argument("--depth", type=positive, default=3, help="depth of the goal's proof")
+    p.add_argument("--trees", type=positive, default=3, help="trees for --irrelevant trees")
+    p.add_argument("--first-id", type=natural, default=0, help="id of the first problem")
     p.add_argument("-o", "--output", required=True, help="PROBLEMS.jsonl to write")
     p.set_defaults(func=_generate)
 
