@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dagmath_viz.generation.client import CallFailed, FatalAPIError
+from dagmath_viz.generation.client import CallFailed, FatalAPIError, run_to_completion
 from dagmath_viz.generation.progress import Progress, RunTotals, run_units
 
 
@@ -37,8 +37,8 @@ def test_every_unit_is_called_once_and_never_more_than_the_gate_allows():
         return unit * 10
 
     progress = _progress(7)
-    asyncio.run(
-        run_units(
+    run_to_completion(
+        lambda: run_units(
             run, range(7), call, lambda u, r: stored.append((u, r)), _failure,
             concurrency=3, progress=progress,
         )
@@ -58,8 +58,8 @@ def test_a_failed_call_is_a_failure_row_and_the_run_goes_on():
         return unit
 
     progress = _progress(4)
-    asyncio.run(
-        run_units(
+    run_to_completion(
+        lambda: run_units(
             run, range(4), call, lambda u, r: stored.append(u), _failure,
             concurrency=1, progress=progress,
         )
@@ -79,8 +79,8 @@ def test_a_fatal_error_stops_before_the_next_request_and_propagates():
         return unit
 
     with pytest.raises(FatalAPIError):
-        asyncio.run(
-            run_units(
+        run_to_completion(
+            lambda: run_units(
                 run, range(6), call, lambda u, r: None, _failure,
                 concurrency=1, progress=_progress(6),
             )
@@ -97,16 +97,16 @@ def test_only_the_listed_exceptions_become_failure_rows():
         raise Rejected()
 
     run = FakeRun()
-    asyncio.run(
-        run_units(
+    run_to_completion(
+        lambda: run_units(
             run, [5], call, lambda u, r: None, _failure,
             concurrency=1, progress=_progress(1), failed=(CallFailed, Rejected),
         )
     )  # fmt: skip
     assert run.summary.failures == [{"unit": 5, "reason": "checks failed", "attempts": 2}]
     with pytest.raises(Rejected):
-        asyncio.run(
-            run_units(
+        run_to_completion(
+            lambda: run_units(
                 FakeRun(), [5], call, lambda u, r: None, _failure,
                 concurrency=1, progress=_progress(1),
             )
