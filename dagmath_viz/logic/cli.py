@@ -62,29 +62,23 @@ def _solve(args: argparse.Namespace) -> int:
 def _text_records(path: str, run) -> list[dict]:
     """Run ``run`` on each JSON object line of a file; a bad line becomes an error record.
 
-    Errors name the file and the line, so every input line has one output line.
+    The file is read by :mod:`dagmath_viz.jsonio`, as every command reads JSONL (a BOM is
+    skipped, nesting is limited). Errors name the file and the line, so every input line
+    has one output line.
     """
-    from pathlib import Path
+    from dagmath_viz import jsonio
 
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DagMathError(f"{path}: cannot read: {exc}") from None
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
+    for doc in jsonio.parse_lines(jsonio.read_bytes(path)):
+        if isinstance(doc.value, Exception):
+            out.append({"id": None, "error": f"{path}: {doc.value}"})  # line, column
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            out.append({"id": None, "error": f"{path}: line {n}: not JSON: {exc.msg}"})
+        if not isinstance(doc.value, dict):
+            out.append({"id": None, "error": f"{path}: {doc.location}: expected a JSON object"})
             continue
-        if not isinstance(obj, dict):
-            out.append({"id": None, "error": f"{path}: line {n}: expected a JSON object"})
-            continue
-        rec = run(obj)
+        rec = run(doc.value)
         if "error" in rec:
-            rec["error"] = f"{path}: line {n}: {rec['error']}"
+            rec["error"] = f"{path}: {doc.location}: {rec['error']}"
         out.append(rec)
     return out
 
