@@ -19,6 +19,7 @@ from pathlib import Path
 
 import orjson
 
+from dagmath_viz import jsonio
 from dagmath_viz.jsonio import write_atomic
 from dagmath_viz.schema import DagMathError, InputError
 
@@ -236,8 +237,8 @@ def _is_stream(raw: str) -> bool:
 
 def _suffix(data: bytes) -> str:
     try:
-        orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError:
+        jsonio.parse(data)  # one document: JSON; anything else is read as JSONL
+    except InputError:
         return ".jsonl"
     return ".json"
 
