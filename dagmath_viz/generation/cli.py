@@ -149,9 +149,10 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from dagmath_viz.generation.generate import FAILURES_FILE, GenerateConfig, run_generate
+    from dagmath_viz.generation.generate import GenerateConfig, run_generate
     from dagmath_viz.generation.problems import read_problems
     from dagmath_viz.generation.prompts import DEFAULT_SYSTEM_PROMPT
+    from dagmath_viz.generation.store import FAILURES_FILE
 
     problems = read_problems(args.problems)  # every fault is found before any request
     if args.system_prompt:
@@ -194,6 +195,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_gold(args: argparse.Namespace) -> int:
     from dagmath_viz.generation.gold import GoldConfig, run_gold
     from dagmath_viz.generation.problems import read_problems
+    from dagmath_viz.generation.store import FAILURES_FILE
 
     problems = read_problems(args.problems)
     missing = [p.key for p in problems if not p.solution or not p.answer]
@@ -222,7 +224,7 @@ def cmd_gold(args: argparse.Namespace) -> int:
     if summary.failures:
         print(
             f"dagmath: error: {len(summary.failures)} problems got no gold DAG; reasons in "
-            f"{config.out_dir / 'failures.csv'}",
+            f"{config.out_dir / FAILURES_FILE}",
             file=sys.stderr,
         )
         return EXIT_FAILURES

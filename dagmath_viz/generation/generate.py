@@ -17,8 +17,6 @@ finished problem's samples live in its file.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import time
 from dataclasses import dataclass, field
@@ -41,13 +39,12 @@ from dagmath_viz.generation.store import (
     Journal,
     remove_stale_temps,
     write_atomic,
+    write_failures,
     write_if_changed,
 )
 from dagmath_viz.schema import InputError
 
 __all__ = ["GenerateConfig", "RunSummary", "check_solution", "run_generate"]
-
-FAILURES_FILE = "failures.csv"
 
 
 @dataclass(frozen=True)
@@ -292,19 +289,14 @@ class _Run:
         return self.summary
 
     def write_failures(self) -> None:
-        path = self.config.out_dir / FAILURES_FILE
-        if not self.summary.failures:
-            # an earlier run's failures were all redone: the file would now mislead
-            if path.is_file() and not path.is_symlink():
-                path.unlink()
-            return
-        buffer = io.StringIO()
         columns = ["model", "dataset", "problem_id", "sample_id", "attempts", "reason"]
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        for row in sorted(self.summary.failures, key=lambda r: (r["problem_id"], r["sample_id"])):
-            writer.writerow({"model": self.config.model, "dataset": self.config.dataset, **row})
-        write_atomic(path, buffer.getvalue().encode())
+        write_failures(
+            self.config.out_dir,
+            self.summary.failures,
+            columns,
+            model=self.config.model,
+            dataset=self.config.dataset,
+        )
 
     def write_manifest(self) -> None:
         cfg = self.config

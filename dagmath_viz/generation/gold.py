@@ -23,8 +23,6 @@ stage's attempts and each rejection's reason.
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import json
 import time
 from dataclasses import dataclass, field
@@ -62,6 +60,7 @@ from dagmath_viz.generation.store import (
     Journal,
     remove_stale_temps,
     write_atomic,
+    write_failures,
     write_if_changed,
 )
 
@@ -338,18 +337,10 @@ class _GoldRun:
         return self.summary
 
     def write_failures(self) -> None:
-        path = self.config.out_dir / "failures.csv"
-        if not self.summary.failures:
-            if path.is_file() and not path.is_symlink():
-                path.unlink()
-            return
-        buffer = io.StringIO()
         columns = ["dataset", "problem_id", "stage", "attempts", "reason"]
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
-        writer.writeheader()
-        for row in sorted(self.summary.failures, key=lambda r: r["problem_id"]):
-            writer.writerow({"dataset": self.config.dataset, **row})
-        write_atomic(path, buffer.getvalue().encode())
+        write_failures(
+            self.config.out_dir, self.summary.failures, columns, dataset=self.config.dataset
+        )
 
     def write_manifest(self) -> None:
         cfg = self.config

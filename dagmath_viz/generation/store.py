@@ -11,6 +11,8 @@ then ``os.replace``.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import tempfile
@@ -21,11 +23,21 @@ from typing import Any
 from dagmath_viz import jsonio
 from dagmath_viz.schema import InputError
 
-__all__ = ["STATE_DIR", "Journal", "remove_stale_temps", "write_atomic", "write_if_changed"]
+__all__ = [
+    "FAILURES_FILE",
+    "STATE_DIR",
+    "Journal",
+    "remove_stale_temps",
+    "write_atomic",
+    "write_failures",
+    "write_if_changed",
+]
 
 #: The run's private folder inside OUT_DIR.
 STATE_DIR = ".dagmath"
 _TEMP_PREFIX = ".dagmath-tmp-"
+#: What a run gave up on, and why, in OUT_DIR.
+FAILURES_FILE = "failures.csv"
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -47,6 +59,25 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_failures(
+    out_dir: Path, failures: list[dict[str, Any]], columns: list[str], **fixed: str
+) -> None:
+    """``OUT_DIR/failures.csv``: one row per unit given up, sorted by problem (then sample),
+    each with the ``fixed`` columns (the run's model, dataset) first. With no failures the
+    file is removed: an earlier run's failures were all redone, and it would mislead."""
+    path = out_dir / FAILURES_FILE
+    if not failures:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+        return
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in sorted(failures, key=lambda r: (r["problem_id"], r.get("sample_id", 0))):
+        writer.writerow({**fixed, **row})
+    write_atomic(path, buffer.getvalue().encode())
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
