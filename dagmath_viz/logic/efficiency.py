@@ -4,6 +4,9 @@ DEFINITIONS.md §6, following the authors' published code (precision and recall)
 theorems of the shortest proof and P the theorems a proof states (repeats once, statements
 matching no theorem included), efficiency = |S ∩ P| / |P|, recall = |S ∩ P| / |S|, exact
 match P = S; the non-axiom variant of efficiency counts only theorems that are not axioms.
+(Their notebook divides by the number of a proof's steps, so a repeat counts again, and
+compares the step list with the shortest proof's for an exact match; DEFINITIONS.md §6 counts
+a theorem once and compares sets. docs/logic.md lists these differences.)
 The search-order distance compares the order in which a proof states its non-axiom theorems
 with the order in which DFS and BFS prove them (normalised Levenshtein distance).
 """

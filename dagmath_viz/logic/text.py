@@ -29,7 +29,11 @@ its "extended" and MathGAP v1 templates) and the proofs written in its style:
   has 4 = 4 times as many E as Y.", "So Y has 1/(2 × 2) = 1/4 as many E as X.",
   "Therefore, X has 7 - 3 = 4 E more than Y.", "So the difference between the number of E X
   and Y have is 3.", "So A and B have a total of 9 E.", "If A and B sum up the E that they
-  have, they have 4 + 5 = 9 in total.".
+  have, they have 4 + 5 = 9 in total.". A conclusion may open with "This means (that)", "It
+  follows that", "As a result," … and close with "in total", "in all", "now", "left"; a
+  justification after a statement ("(18 + 9 = 27)", ", because 19 - 10 = 9") is dropped; and
+  a sentence that joins two statements ("A, so B", "A; therefore B", "A, which means B",
+  "Since A, B") gives both (the parts that read, when some do not).
 
 Agents are names, possibly possessive ("Jory's aunt"); entities are lowercase phrases of one
 or more words ("granola bars", "yo-yos"). Every sentence is matched against a fixed list of
@@ -516,14 +520,18 @@ def parse_problem(text: str) -> ParsedProblem:
 
 # --- proofs ------------------------------------------------------------------------------
 
-_CONCL = r"(?:So,? |Therefore,? |Thus,? |Hence,? |Then,? |Now,? )?"
+_CONCL = (
+    r"(?:(?:So|Therefore|Thus|Hence|Then|Now|Finally|As a result|In total|Altogether),? |"
+    r"(?:This|That|Which)"
+    r" means(?: that)? |It follows that |We (?:know|get|find) that )?"
+)
 _EQ = rf"(?:{_EXPR}= ?)?"
 _PROOF_EXTRA: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "cont",
         _p(
             rf"{_CONCL}(?P<a>{_NAME}) (?:now )?(?:has|owns|possesses) {_EQ}(?P<q>{_NUM})"
-            rf" (?P<e>{_ENT})"
+            rf" (?P<e>{_ENT})(?: in total| in all| altogether| combined| now| left)?"
         ),
     ),
     (
@@ -591,10 +599,62 @@ class ProofSentence:
     unsigned: bool = False
 
 
-def _read_proof_sentence(raw: str, entities: set[str]) -> ProofSentence:
+# A justification after a statement: "… (18 + 9 = 27)", "…, because 19 - 10 = 9", "… since …".
+_WHY = re.compile(r"(?:,? (?:because|since) .*| ?\([^()]*\))$")
+# Two statements joined in one sentence: "A, so B", "A; therefore B", "A, which means B".
+_JOIN = re.compile(
+    r"(?:,|;) (?:and )?(?:so|therefore|thus|hence|which means(?: that)?|meaning(?: that)?|"
+    r"this means(?: that)?) "
+)
+_SINCE = re.compile(r"(?:Since|Because|As|Given that) ", re.IGNORECASE)
+_MAX_CLAUSES = 8
+
+
+def _clauses(s: str, entities: set[str]) -> list[str]:
+    """The statements a sentence joins: "A, so B" → [A, B]; "Since A, B" → [A, B].
+
+    For "Since A, B" every comma is a candidate end of A (names are listed with commas); the
+    first split whose two sides both read is taken. Bounded by ``_MAX_CLAUSES`` commas, so
+    reading stays linear in the text.
+    """
+    parts = _JOIN.split(s, maxsplit=_MAX_CLAUSES)
+    if len(parts) > 1:
+        return [p for p in parts if p]
+    m = _SINCE.match(s)
+    if m is None:
+        return []
+    rest = s[m.end() :]
+    commas = [i for i, ch in enumerate(rest) if ch == ","][:_MAX_CLAUSES]
+    for i in commas:
+        first, second = rest[:i], rest[i + 1 :].strip()
+        if _read_one(first, entities) is not None and _read_one(second, entities) is not None:
+            return [first, second]
+    return []
+
+
+def _read_one(s: str, entities: set[str]) -> ProofSentence | None:
+    """One statement (normalized text), with a trailing justification dropped if need be."""
+    got = _read_statement(s, s, entities)
+    if got.atom is None:
+        bare = _WHY.sub("", s)
+        if bare != s and bare:
+            got = _read_statement(s, bare, entities)
+    return got if got.atom is not None else None
+
+
+def _read_proof_sentence(raw: str, entities: set[str]) -> list[ProofSentence]:
+    """What one sentence states: one statement, or each of the statements it joins."""
     s = normalize(raw)
     if len(s) > MAX_SENTENCE:
-        return ProofSentence(raw, None)
+        return [ProofSentence(raw, None)]
+    one = _read_one(s, entities)
+    if one is not None:
+        return [replace(one, text=raw)]
+    read = [x for x in (_read_one(c, entities) for c in _clauses(s, entities)) if x is not None]
+    return read or [ProofSentence(raw, None)]
+
+
+def _read_statement(raw: str, s: str, entities: set[str]) -> ProofSentence:
     st = _match_statement(s)
     if st is not None:
         try:
@@ -622,7 +682,7 @@ def parse_proof_text(text: str, entities: Iterable[str] = ()) -> list[ProofSente
     if not isinstance(text, str):
         return []
     known = set(entities)
-    return [_read_proof_sentence(s, known) for s in split_sentences(text)]
+    return [x for s in split_sentences(text) for x in _read_proof_sentence(s, known)]
 
 
 def stated(atom: Atom) -> tuple:

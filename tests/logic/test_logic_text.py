@@ -220,6 +220,74 @@ def test_proof_sentences_are_read():
     assert sents[4].atom is None
 
 
+JAMES_32 = Cont(("James",), "kilograms of gold", 32)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "This means James has 32 kilograms of gold.",
+        "That means that James has 27 + 5 = 32 kilograms of gold.",
+        "It follows that James has 32 kilograms of gold.",
+        "In total, James has 32 kilograms of gold.",
+        "As a result, James has 32 kilograms of gold.",
+    ],
+)
+def test_a_lead_in_before_a_conclusion_is_read(sentence):
+    assert [s.atom for s in parse_proof_text(sentence)] == [JAMES_32]
+
+
+@pytest.mark.parametrize("tail", ["in total", "in all", "altogether", "now", "left"])
+def test_a_closing_phrase_is_not_part_of_the_entity(tail):
+    # it used to give the entity "kilograms of gold in total", which matches no theorem
+    got = parse_proof_text(f"So James has 27 + 5 = 32 kilograms of gold {tail}.")
+    assert [s.atom for s in got] == [JAMES_32]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "James has 32 kilograms of gold (27 + 5 = 32).",
+        "James has 32 kilograms of gold, because 27 + 5 = 32.",
+        "James has 32 kilograms of gold since 27 + 5 = 32.",
+    ],
+)
+def test_a_justification_after_a_statement_is_dropped(sentence):
+    assert [s.atom for s in parse_proof_text(sentence)] == [JAMES_32]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Christian has 5 kilograms of gold less than James, so James has 27 + 5 = 32 kilograms"
+        " of gold.",
+        "Christian has 5 kilograms of gold less than James; therefore James has 32 kilograms of"
+        " gold.",
+        "Since Christian has 5 kilograms of gold less than James, James has 27 + 5 = 32"
+        " kilograms of gold.",
+    ],
+)
+def test_two_statements_in_one_sentence_are_both_read(sentence):
+    comp = Comp(("James",), ("Christian",), "kilograms of gold", 5)
+    assert [s.atom for s in parse_proof_text(sentence)] == [comp, JAMES_32]
+
+
+def test_since_with_a_list_of_names_splits_after_the_list():
+    got = parse_proof_text("Since Ann, Bo and Cy together have 9 cats, Ann has 2 cats.")
+    assert [s.atom for s in got] == [
+        Cont(("Ann", "Bo", "Cy"), "cats", 9),
+        Cont(("Ann",), "cats", 2),
+    ]
+
+
+def test_a_joined_sentence_with_an_unreadable_part_keeps_the_readable_one():
+    got = parse_proof_text("We subtract 10 from 19, so Elijah has 9 liters of milk.")
+    assert [s.atom for s in got] == [Cont(("Elijah",), "liters of milk", 9)]
+    # nothing readable at all: one unmatched sentence, as before
+    got = parse_proof_text("We subtract 10 from 19, so we get 9.")
+    assert len(got) == 1 and got[0].atom is None
+
+
 def test_the_shortest_proof_scores_one():
     out = score_proof_record({"id": "s", "text": PROBLEM, "proof": SHORTEST})
     assert out["correct"] and out["answer"] == 30
