@@ -9,7 +9,9 @@ one task (:func:`score_file`): a worker scores it by the fast path
 (reference, prediction) pair; trajectories never leave the worker. The parent keeps the
 pieces in file order, checks each distinct pair once (cached, fast path for plain numbers,
 the math-verify worker in background threads that start when the first pair needs it, so
-they overlap the parsing) and joins the pieces into JSON lines (:class:`ScoredRun`).
+they overlap the parsing) and joins the pieces into JSON lines (:class:`ScoredRun`). The
+module reads in that order, each function before the ones it calls: the run, the pool, one
+file, then the verdicts and the result.
 
 Workers are forked when this process has a single thread (the command line), else started
 by a fork server; as with any ``multiprocessing`` user, a script that calls
@@ -47,22 +49,137 @@ __all__ = [
     "score_paths",
 ]
 
+
 #: Below this many bytes of data a run is scored in this process (a pool costs ~0.5 s).
 IN_PROCESS_BYTES = 16 * 2**20
 
 
-class FileScore(NamedTuple):
-    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, and
-    the pre-scored records' illegal and unscored counts."""
+# --------------------------------------------------------------------------- a whole run
 
-    records: list[AwaitingVerdict]
-    scored_lines: list[bytes]
-    issues: list[LoadIssue]
-    scored_illegal: int = 0
-    scored_unscored: int = 0
+
+def score_paths(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    workers: int | None = None,
+    checker: AnswerChecker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    exclude: Sequence[str | Path] = (),
+) -> ScoredRun:
+    """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
+
+    Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
+    runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
+    ``progress(done, total)`` counts files; ``exclude`` names files never read (the
+    run's own output, see :func:`dagmath_viz.loading.discover`).
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    found = loading.discover(paths, answers, exclude=exclude)
+    files, issues = found.data_files, list(found.issues)
+    pool: list[int] = []  # the pool's process ids, once it runs
+    # math-verify (one process, a chain of checks) is the long pole of a cold run: once
+    # pairs pile up for it, the pool workers give it the CPU first and take what is left
+    workers = max(1, min(workers or default_workers(), len(files)))
+    verifier = Verifier(
+        checker or default_checker(),
+        on_busy=lambda: _yield_cpu(pool),
+        max_threads=max(1, (workers or default_workers()) // 2),
+    )
+    if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
+        workers = 1
+    results: list[FileScore] = []
+    with gc_paused():
+        for done, result in enumerate(_map_files(files, found.answers, workers, pool), start=1):
+            results.append(result)
+            verifier.add(result.records)
+            if progress:
+                progress(done, len(files))
+    for result in results:
+        issues.extend(result.issues)
+    return ScoredRun(results, verifier.finish(spare_cpus=workers - 1), issues, found.files_read)
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _total_bytes(files: Sequence[Path]) -> int:
+    total = 0
+    for f in files:
+        try:
+            total += f.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+#: Niceness of pool workers while math-verify runs (0 is normal; higher yields the CPU).
+POOL_NICE_DURING_CHECKS = 10
+
+
+def _yield_cpu(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, POOL_NICE_DURING_CHECKS)
+        except (OSError, AttributeError):  # gone already, or not on this platform
+            pass
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+def _map_files(
+    files: list[Path], answers: AnswerKeys, workers: int, pids: list[int]
+) -> Iterator[FileScore]:
+    if workers == 1:
+        for f in files:
+            yield score_file(f, answers)
+        return
+    mp = multiprocessing.get_context(_start_method())
+    if mp.get_start_method() == "forkserver":
+        mp.set_forkserver_preload([__name__])
+    chunk = 1 if len(files) < 4 * 64 * workers else 4
+    with mp.Pool(workers, initializer=_init_worker, initargs=(answers,)) as pool:
+        pids.extend(p.pid for p in getattr(pool, "_pool", ()))
+        yield from pool.imap(_score_in_worker, files, chunksize=chunk)
+
+
+def _start_method() -> str:
+    """``fork`` in a single-threaded process on Linux (workers start at once, with this
+    module already imported); else ``forkserver`` (forking a threaded process is unsafe),
+    where workers fork from one server that imported this module once."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform == "linux" and threading.active_count() == 1 and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+_worker_answers: AnswerKeys | None = None
+
+
+def _init_worker(answers: AnswerKeys) -> None:
+    global _worker_answers
+    _worker_answers = answers
+    gc.freeze()  # the imported modules: never worth a collector's walk again
+
+
+def _score_in_worker(path: Path) -> FileScore:
+    return score_file(path, _worker_answers)
 
 
 # --------------------------------------------------------------------------- one file
+
+
+def score_file(path: Path, answers: AnswerKeys) -> FileScore:
+    """Score every record of one file (the unit of work of a worker)."""
+    with gc_paused():
+        return _score_file(Path(path), answers)
 
 
 @contextmanager
@@ -82,12 +199,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def score_file(path: Path, answers: AnswerKeys) -> FileScore:
-    """Score every record of one file (the unit of work of a worker)."""
-    with gc_paused():
-        return _score_file(Path(path), answers)
-
-
 def _score_file(path: Path, answers: AnswerKeys) -> FileScore:
     fast = score_clean_file(path, answers)
     if fast is not None:
@@ -102,6 +213,17 @@ def _score_file(path: Path, answers: AnswerKeys) -> FileScore:
         sum(r["class"] == "illegal" for r in loaded.scored),
         sum(r["class"] == "unscored" for r in loaded.scored),
     )
+
+
+class FileScore(NamedTuple):
+    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, and
+    the pre-scored records' illegal and unscored counts."""
+
+    records: list[AwaitingVerdict]
+    scored_lines: list[bytes]
+    issues: list[LoadIssue]
+    scored_illegal: int = 0
+    scored_unscored: int = 0
 
 
 # --------------------------------------------------------------------------- verdicts and lines
@@ -207,9 +329,6 @@ class Verifier:
                 return pairs
 
 
-# --------------------------------------------------------------------------- a whole run
-
-
 @dataclass
 class ScoredRun:
     """A scored run: issues met, counts, and the scored JSON lines (:meth:`lines`)."""
@@ -247,116 +366,3 @@ class ScoredRun:
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""
         return (jsonio.parse(line) for line in self.lines())
-
-
-def default_workers() -> int:
-    """The CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def score_paths(
-    paths: Sequence[str | Path],
-    answers: str | Path | AnswerKey | None = None,
-    *,
-    workers: int | None = None,
-    checker: AnswerChecker | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    exclude: Sequence[str | Path] = (),
-) -> ScoredRun:
-    """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
-
-    Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
-    runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
-    ``progress(done, total)`` counts files; ``exclude`` names files never read (the
-    run's own output, see :func:`dagmath_viz.loading.discover`).
-
-    Raises:
-        InputError: the explicit ``answers`` file cannot be read.
-    """
-    found = loading.discover(paths, answers, exclude=exclude)
-    files, issues = found.data_files, list(found.issues)
-    pool: list[int] = []  # the pool's process ids, once it runs
-    # math-verify (one process, a chain of checks) is the long pole of a cold run: once
-    # pairs pile up for it, the pool workers give it the CPU first and take what is left
-    workers = max(1, min(workers or default_workers(), len(files)))
-    verifier = Verifier(
-        checker or default_checker(),
-        on_busy=lambda: _yield_cpu(pool),
-        max_threads=max(1, (workers or default_workers()) // 2),
-    )
-    if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
-        workers = 1
-    results: list[FileScore] = []
-    with gc_paused():
-        for done, result in enumerate(_map_files(files, found.answers, workers, pool), start=1):
-            results.append(result)
-            verifier.add(result.records)
-            if progress:
-                progress(done, len(files))
-    for result in results:
-        issues.extend(result.issues)
-    return ScoredRun(results, verifier.finish(spare_cpus=workers - 1), issues, found.files_read)
-
-
-def _total_bytes(files: Sequence[Path]) -> int:
-    total = 0
-    for f in files:
-        try:
-            total += f.stat().st_size
-        except OSError:
-            pass
-    return total
-
-
-_worker_answers: AnswerKeys | None = None
-
-
-def _init_worker(answers: AnswerKeys) -> None:
-    global _worker_answers
-    _worker_answers = answers
-    gc.freeze()  # the imported modules: never worth a collector's walk again
-
-
-def _score_in_worker(path: Path) -> FileScore:
-    return score_file(path, _worker_answers)
-
-
-def _start_method() -> str:
-    """``fork`` in a single-threaded process on Linux (workers start at once, with this
-    module already imported); else ``forkserver`` (forking a threaded process is unsafe),
-    where workers fork from one server that imported this module once."""
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform == "linux" and threading.active_count() == 1 and "fork" in methods:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
-#: Niceness of pool workers while math-verify runs (0 is normal; higher yields the CPU).
-POOL_NICE_DURING_CHECKS = 10
-
-
-def _yield_cpu(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, pid, POOL_NICE_DURING_CHECKS)
-        except (OSError, AttributeError):  # gone already, or not on this platform
-            pass
-
-
-def _map_files(
-    files: list[Path], answers: AnswerKeys, workers: int, pids: list[int]
-) -> Iterator[FileScore]:
-    if workers == 1:
-        for f in files:
-            yield score_file(f, answers)
-        return
-    mp = multiprocessing.get_context(_start_method())
-    if mp.get_start_method() == "forkserver":
-        mp.set_forkserver_preload([__name__])
-    chunk = 1 if len(files) < 4 * 64 * workers else 4
-    with mp.Pool(workers, initializer=_init_worker, initargs=(answers,)) as pool:
-        pids.extend(p.pid for p in getattr(pool, "_pool", ()))
-        yield from pool.imap(_score_in_worker, files, chunksize=chunk)
