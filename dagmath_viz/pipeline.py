@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
@@ -38,6 +38,9 @@ from dagmath_viz.fastscore import score_clean_file
 from dagmath_viz.loading import AnswerKey, AnswerKeys
 from dagmath_viz.schema import LoadIssue
 from dagmath_viz.scoring import AwaitingVerdict, awaiting_verdict_of, finish_lines
+
+if TYPE_CHECKING:
+    from ctypes import c_byte
 
 __all__ = [
     "FileScore",
@@ -52,6 +55,8 @@ __all__ = [
 
 #: Below this many bytes of data a run is scored in this process (a pool costs ~0.5 s).
 IN_PROCESS_BYTES = 16 * 2**20
+
+T = TypeVar("T")
 
 
 # --------------------------------------------------------------------------- a whole run
@@ -78,20 +83,23 @@ def score_paths(
     """
     found = loading.discover(paths, answers, exclude=exclude)
     files, issues = found.data_files, list(found.issues)
-    pool: list[int] = []  # the pool's process ids, once it runs
-    # math-verify (one process, a chain of checks) is the long pole of a cold run: once
-    # pairs pile up for it, the pool workers give it the CPU first and take what is left
     workers = max(1, min(workers or default_workers(), len(files)))
-    verifier = Verifier(
-        checker or default_checker(),
-        on_busy=lambda: _yield_cpu(pool),
-        max_threads=max(1, (workers or default_workers()) // 2),
-    )
+    max_threads = max(1, workers // 2)
     if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
         workers = 1
+    # math-verify (one process, a chain of checks) is the long pole of a cold run: while
+    # pairs pile up for it, the pool's workers score at a lower priority, so it gets the
+    # CPU first and they take what is left; once none wait, they are back to normal
+    checks_pending = multiprocessing.RawValue("b", 0) if workers > 1 else None
+    verifier = Verifier(
+        checker or default_checker(),
+        on_busy=None if checks_pending is None else _flag_setter(checks_pending),
+        max_threads=max_threads,
+    )
     results: list[FileScore] = []
     with gc_paused():
-        for done, result in enumerate(_map_files(files, found.answers, workers, pool), start=1):
+        mapped = _map_files(files, found.answers, workers, checks_pending)
+        for done, result in enumerate(mapped, start=1):
             results.append(result)
             verifier.add(result.records)
             if progress:
@@ -119,24 +127,23 @@ def _total_bytes(files: Sequence[Path]) -> int:
     return total
 
 
-#: Niceness of pool workers while math-verify runs (0 is normal; higher yields the CPU).
-POOL_NICE_DURING_CHECKS = 10
+def _flag_setter(flag: c_byte) -> Callable[[bool], None]:
+    """``on_busy`` for :class:`Verifier`: the pool's workers read ``flag`` before each file."""
 
+    def set_flag(busy: bool) -> None:
+        flag.value = busy
 
-def _yield_cpu(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, pid, POOL_NICE_DURING_CHECKS)
-        except (OSError, AttributeError):  # gone already, or not on this platform
-            pass
+    return set_flag
 
 
 # --------------------------------------------------------------------------- the pool
 
 
 def _map_files(
-    files: list[Path], answers: AnswerKeys, workers: int, pids: list[int]
+    files: list[Path], answers: AnswerKeys, workers: int, checks_pending: c_byte | None
 ) -> Iterator[FileScore]:
+    """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
+    :func:`_score_in_worker`)."""
     if workers == 1:
         for f in files:
             yield score_file(f, answers)
@@ -145,8 +152,7 @@ def _map_files(
     if mp.get_start_method() == "forkserver":
         mp.set_forkserver_preload([__name__])
     chunk = 1 if len(files) < 4 * 64 * workers else 4
-    with mp.Pool(workers, initializer=_init_worker, initargs=(answers,)) as pool:
-        pids.extend(p.pid for p in getattr(pool, "_pool", ()))
+    with mp.Pool(workers, initializer=_init_worker, initargs=(answers, checks_pending)) as pool:
         yield from pool.imap(_score_in_worker, files, chunksize=chunk)
 
 
@@ -161,16 +167,61 @@ def _start_method() -> str:
 
 
 _worker_answers: AnswerKeys | None = None
+_worker_checks_pending: c_byte | None = None  # a shared byte: 1 while checks are pending
 
 
-def _init_worker(answers: AnswerKeys) -> None:
-    global _worker_answers
+def _init_worker(answers: AnswerKeys, checks_pending: c_byte | None = None) -> None:
+    global _worker_answers, _worker_checks_pending
     _worker_answers = answers
+    _worker_checks_pending = checks_pending
     gc.freeze()  # the imported modules: never worth a collector's walk again
 
 
 def _score_in_worker(path: Path) -> FileScore:
+    """One file's score: at a lower priority while answer checks are pending, else at the
+    worker's own."""
+    if _worker_checks_pending is not None and _worker_checks_pending.value:
+        return _at_lower_priority(score_file, path, _worker_answers)
     return score_file(path, _worker_answers)
+
+
+#: Niceness added to a pool worker's scoring while answer checks are pending (0 is none).
+POOL_NICE_DURING_CHECKS = 10
+
+
+def _at_lower_priority(func: Callable[..., T], *args: Any) -> T:
+    """``func(*args)`` in a thread of its own, :data:`POOL_NICE_DURING_CHECKS` nicer.
+
+    Linux gives each thread its own niceness, and an unprivileged process may lower its
+    priority but never raise it back (that needs ``CAP_SYS_NICE``): renicing the worker
+    itself would last for the rest of the run, and on a shared machine it would then yield
+    to every other program, not only to the checks. Here only the thread is reniced, and
+    it ends with the file; the worker's next file runs at its own priority again.
+    Elsewhere (no per-thread niceness) ``func`` simply runs at normal priority.
+    """
+    if sys.platform != "linux":
+        return func(*args)
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        tid = threading.get_native_id()
+        try:
+            nice = os.getpriority(os.PRIO_PROCESS, tid) + POOL_NICE_DURING_CHECKS
+            os.setpriority(os.PRIO_PROCESS, tid, min(nice, 19))
+        except OSError:  # not allowed here: run at the priority it has
+            pass
+        try:
+            outcome.append((True, func(*args)))
+        except BaseException as exc:  # raised again in the caller's thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="dagmath-lower-priority", daemon=True)
+    thread.start()
+    thread.join()
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return value
 
 
 # --------------------------------------------------------------------------- one file
@@ -238,7 +289,8 @@ class Verifier:
     end (so they are cached like the rest).
     """
 
-    #: pairs waiting before ``on_busy`` is called: math-verify is then the long pole
+    #: pairs waiting before ``on_busy(True)``: math-verify is then the long pole (and
+    #: ``on_busy(False)`` once none wait)
     BUSY = 16
     #: pairs waiting per running thread before another thread (and worker) joins
     BACKLOG = 64
@@ -248,7 +300,7 @@ class Verifier:
     def __init__(
         self,
         checker: AnswerChecker,
-        on_busy: Callable[[], None] | None = None,
+        on_busy: Callable[[bool], None] | None = None,
         max_threads: int = 1,
     ) -> None:
         self.checker = checker
@@ -257,6 +309,8 @@ class Verifier:
         self._threads: list[threading.Thread] = []
         self._extra: list[AnswerChecker] = []
         self._on_busy = on_busy
+        self._busy = False
+        self._busy_lock = threading.Lock()
         self._max_threads = max(1, max_threads)
 
     def add(self, records: Sequence[AwaitingVerdict]) -> None:
@@ -276,9 +330,8 @@ class Verifier:
             elif len(self._threads) < self._max_threads:
                 if waiting > self.BACKLOG * len(self._threads):
                     self._add_worker()
-            if self._on_busy and waiting >= self.BUSY:
-                self._on_busy()
-                self._on_busy = None
+            if self._on_busy:
+                self._note_backlog()
 
     def _add_worker(self) -> None:
         extra = AnswerChecker(timeout=self.checker.timeout)
@@ -295,6 +348,18 @@ class Verifier:
     def _run(self, checker: AnswerChecker) -> None:
         while (pair := self._queue.get()) is not None:
             self.verdicts[pair] = checker.check(*pair)
+            if self._on_busy:
+                self._note_backlog()
+
+    def _note_backlog(self) -> None:
+        """Call ``on_busy(True)`` when :data:`BUSY` pairs wait, ``on_busy(False)`` when none
+        do; in between nothing changes (no flapping while a backlog drains)."""
+        with self._busy_lock:  # the caller's thread adds, the checking threads take away
+            waiting = self._queue.qsize()
+            busy = waiting >= self.BUSY or (self._busy and waiting > 0)
+            if busy != self._busy:
+                self._busy = busy
+                self._on_busy(busy)
 
     def finish(self, spare_cpus: int = 0) -> dict[tuple[str, str], Verdict]:
         """All verdicts; with ``spare_cpus`` (the pool is done) more workers take a long
