@@ -38,38 +38,10 @@ from dagmath_viz.scoring import (
 
 __all__ = ["CleanMeasures", "FastFile", "measure_clean_steps", "score_clean_file"]
 
+
 _STR_OR_NULL = frozenset({str, NoneType})
 _INT = {int}
 _LIST_OR_NULL = frozenset({list, NoneType})
-
-
-class FastFile(NamedTuple):
-    """The records of one file scored by the fast path, and the issues met."""
-
-    records: list[AwaitingVerdict]
-    issues: list[LoadIssue]
-
-
-class CleanMeasures(NamedTuple):
-    """What scoring needs of clean steps (see :func:`measure_clean_steps`)."""
-
-    n_nodes: int
-    n_edges: int
-    max_in_degree: int
-    max_out_degree: int
-    dead_ends: list[int]  # sorted as the reference path sorts them
-    reached: int  # the final step and its ancestors
-    predicted_answer: str | None
-    answer_step: int | None
-
-
-def _plain_bytes(path: Path) -> bytes | None:
-    """A file's bytes for the fast path; None (unreadable, or a BOM) leaves it to loading."""
-    try:
-        data = jsonio.read_bytes(path)
-    except InputError:
-        return None
-    return None if data.startswith(jsonio.BOM) else data
 
 
 def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
@@ -118,6 +90,15 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
         issues.extend(found)
         records.append(_clean_record(answers.apply(traj, keys), measured))
     return FastFile(records, issues)
+
+
+def _plain_bytes(path: Path) -> bytes | None:
+    """A file's bytes for the fast path; None (unreadable, or a BOM) leaves it to loading."""
+    try:
+        data = jsonio.read_bytes(path)
+    except InputError:
+        return None
+    return None if data.startswith(jsonio.BOM) else data
 
 
 def measure_clean_steps(steps: object) -> CleanMeasures | None:
@@ -196,6 +177,10 @@ def measure_clean_steps(steps: object) -> CleanMeasures | None:
     return CleanMeasures(n, len(flat), max_in, max_out, dead, reached, answer.text, answer_step)
 
 
+def _or_empty(raws: list) -> list:
+    return [r or () for r in raws]
+
+
 class _Texts(Sequence):
     """The steps' texts as loading reads them (``text``, null as ""), fetched on demand:
     :func:`read_answer` reads only from the end until it finds a ``\boxed{}``."""
@@ -210,8 +195,17 @@ class _Texts(Sequence):
         return self._steps[i].get("text") or ""
 
 
-def _or_empty(raws: list) -> list:
-    return [r or () for r in raws]
+class CleanMeasures(NamedTuple):
+    """What scoring needs of clean steps (see :func:`measure_clean_steps`)."""
+
+    n_nodes: int
+    n_edges: int
+    max_in_degree: int
+    max_out_degree: int
+    dead_ends: list[int]  # sorted as the reference path sorts them
+    reached: int  # the final step and its ancestors
+    predicted_answer: str | None
+    answer_step: int | None
 
 
 def _clean_record(traj: Trajectory, m: CleanMeasures) -> AwaitingVerdict:
@@ -243,3 +237,10 @@ def _clean_record(traj: Trajectory, m: CleanMeasures) -> AwaitingVerdict:
     ref = traj.reference_answer
     pair = None if ref is None else (ref, prediction or "")
     return awaiting_verdict(record, pair, True, not m.dead_ends)
+
+
+class FastFile(NamedTuple):
+    """The records of one file scored by the fast path, and the issues met."""
+
+    records: list[AwaitingVerdict]
+    issues: list[LoadIssue]

@@ -47,6 +47,40 @@ class StepGraph:
         return sum(len(p) for p in self.parents)
 
 
+def dead_end_positions(graph: StepGraph) -> list[int]:
+    """Positions of the dead ends: steps other than the last one that nothing cites.
+
+    >>> dead_end_positions(StepGraph(ids=(1, 2, 3), parents=((), (0,), (0,))))
+    [1]
+    """
+    out = out_degrees(graph)
+    return [i for i in range(graph.n_nodes - 1) if out[i] == 0]
+
+
+def ancestors(graph: StepGraph, position: int) -> set[int]:
+    """Positions of every step that ``position`` depends on, directly or not."""
+    seen: set[int] = set()
+    stack = list(graph.parents[position])
+    while stack:
+        p = stack.pop()
+        if p not in seen:
+            seen.add(p)
+            stack.extend(graph.parents[p])
+    return seen
+
+
+def graph_stats(graph: StepGraph) -> GraphStats:
+    """The five statistics of one trajectory's graph."""
+    n, e = graph.n_nodes, graph.n_edges
+    return GraphStats(
+        n_nodes=n,
+        n_edges=e,
+        density=density(n, e),
+        max_in_degree=max(in_degrees(graph), default=0),
+        max_out_degree=max(out_degrees(graph), default=0),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class GraphStats:
     """The paper's five per-trajectory statistics (Table 1)."""
@@ -72,16 +106,6 @@ def out_degrees(graph: StepGraph) -> list[int]:
     return out
 
 
-def dead_end_positions(graph: StepGraph) -> list[int]:
-    """Positions of the dead ends: steps other than the last one that nothing cites.
-
-    >>> dead_end_positions(StepGraph(ids=(1, 2, 3), parents=((), (0,), (0,))))
-    [1]
-    """
-    out = out_degrees(graph)
-    return [i for i in range(graph.n_nodes - 1) if out[i] == 0]
-
-
 def closeness_rate(n_nodes: int, n_dead_ends: int) -> float:
     """(N - dead ends) / N; the final step counts as closed. 0.0 for an empty trajectory."""
     if n_nodes == 0:
@@ -96,18 +120,6 @@ def density(n_nodes: int, n_edges: int) -> float:
     return 2.0 * n_edges / (n_nodes * (n_nodes - 1))
 
 
-def graph_stats(graph: StepGraph) -> GraphStats:
-    """The five statistics of one trajectory's graph."""
-    n, e = graph.n_nodes, graph.n_edges
-    return GraphStats(
-        n_nodes=n,
-        n_edges=e,
-        density=density(n, e),
-        max_in_degree=max(in_degrees(graph), default=0),
-        max_out_degree=max(out_degrees(graph), default=0),
-    )
-
-
 def depths(graph: StepGraph) -> list[int]:
     """Longest-path depth of each step from the givens (sources have depth 0)."""
     depth = [0] * graph.n_nodes
@@ -115,15 +127,3 @@ def depths(graph: StepGraph) -> list[int]:
         if parents:
             depth[i] = 1 + max(depth[p] for p in parents)
     return depth
-
-
-def ancestors(graph: StepGraph, position: int) -> set[int]:
-    """Positions of every step that ``position`` depends on, directly or not."""
-    seen: set[int] = set()
-    stack = list(graph.parents[position])
-    while stack:
-        p = stack.pop()
-        if p not in seen:
-            seen.add(p)
-            stack.extend(graph.parents[p])
-    return seen

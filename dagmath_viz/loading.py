@@ -6,6 +6,11 @@ scored JSONL, Thought Anchors, answer keys); :func:`discover` walks the given pa
 reads the answer keys; :func:`load_file` reads one file; :func:`load_paths` does both.
 Bytes become JSON only through :mod:`dagmath_viz.jsonio`.
 
+The module reads top down, each function before the ones it calls: a whole run
+(:func:`load_paths`), discovery and the answer keys, one file (:func:`load_file`) and its
+readers (JSON records, scored JSONL, Thought Anchors), what the readers share, and last
+:data:`LAYOUTS`, which names the readers and so follows them.
+
 Every problem met is recorded as a :class:`LoadIssue` naming the file and the place; a bad
 file never stops the others from loading, and a bad record never stops its file.
 """
@@ -50,6 +55,7 @@ __all__ = [
     "with_answers",
 ]
 
+
 ANSWER_FILE_NAMES = ("answers.json", "answers.jsonl", "answers.csv")
 DATA_SUFFIXES = (".json", ".jsonl")
 _OFFICIAL = re.compile(r"^problem_(.+)_all_samples\.jsonl?$")
@@ -60,23 +66,41 @@ SCORED_FIELDS = frozenset({"n_nodes", "dead_ends", "closeness_rate", "class"})
 MAX_ID_CHARS = 64
 
 
-@dataclass(frozen=True, slots=True)
-class AnswerEntry:
-    answer: str | None
-    difficulty: float | None
+# --------------------------------------------------------------------------- a whole run
 
 
-@dataclass(slots=True)
-class AnswerKey:
-    """Reference answers by (dataset, problem_id); dataset ``None`` matches any dataset."""
+def load_paths(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    exclude: Sequence[str | Path] = (),
+) -> LoadResult:
+    """Load every trajectory under ``paths`` (files or folders, read recursively).
 
-    entries: dict[tuple[str | None, str], AnswerEntry] = field(default_factory=dict)
+    Reference answers come, in order of precedence, from ``answers``, from the record's
+    ``answer``/``gold_answer`` field, from a gold file's ``final_answer``, and from the
+    nearest ``answers.json|jsonl|csv`` in the record's folder or above it (within the
+    given folder). Difficulty from an answer key fills records that lack one.
 
-    def lookup(self, dataset: str, problem_id: str) -> AnswerEntry | None:
-        return self.entries.get((dataset, problem_id)) or self.entries.get((None, problem_id))
-
-    def __len__(self) -> int:
-        return len(self.entries)
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    found = discover(paths, answers, exclude=exclude)
+    issues = list(found.issues)
+    trajectories: list[Trajectory] = []
+    scored: list[dict] = []
+    for f in found.data_files:
+        loaded = load_file(f)
+        issues.extend(loaded.issues)
+        scored.extend(loaded.scored)
+        keys = found.answers.for_file(f)
+        trajectories.extend(found.answers.apply(t, keys) for t in loaded.trajectories)
+    return LoadResult(
+        trajectories=tuple(trajectories),
+        issues=tuple(issues),
+        files_read=found.files_read,
+        scored_records=tuple(scored),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,32 +121,174 @@ class LoadResult:
         return tuple(dict.fromkeys(i.file for i in self.issues if i.location == "file"))
 
 
-def _json_type(value: Any) -> str:
-    """The type of a JSON value as messages name it (``null`` for None)."""
-    return "null" if value is None else type(value).__name__
+# --------------------------------------------------------------------------- discovery
+
+
+def discover(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    exclude: Sequence[str | Path] = (),
+) -> Discovery:
+    """Find the data files and read the answer keys under ``paths``.
+
+    Files are claimed by :data:`LAYOUTS`; inside a folder, names starting with a dot
+    (files and folders: a generator's journal, an editor's backup) are skipped, and a link
+    leading outside the folder is refused. ``exclude`` names files never to read (the
+    run's own output): one met is skipped with a warning.
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    explicit = load_answer_key(answers) if isinstance(answers, str | Path) else answers
+    excluded = {Path(os.path.realpath(p)) for p in exclude if str(p) != "-"}
+    data_files: list[Path] = []
+    answer_files: list[Path] = []
+    issues: list[LoadIssue] = []
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            issues.append(LoadIssue(str(root), "file", jsonio.NO_SUCH_FILE))
+            continue
+        if root.is_file():
+            layout = layout_of(root)
+            if layout is None or layout.kind == "companion":
+                issues.append(LoadIssue(str(root), "file", "skipped: not a .json or .jsonl file"))
+                continue
+            candidates = [(root, layout)]
+        else:
+            found, refused = _walk(root)
+            issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
+            candidates = [(p, layout_of(p)) for p in found]
+        for p, layout in candidates:
+            if layout is None or layout.kind == "companion":
+                continue
+            if excluded and Path(os.path.realpath(p)) in excluded:
+                issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))
+                continue
+            (answer_files if layout.kind == "answers" else data_files).append(p)
+    by_folder: dict[Path, AnswerKey] = {}
+    for f in answer_files:
+        try:
+            by_folder[f.parent.resolve()] = load_answer_key(f)
+        except InputError as exc:
+            issues.append(LoadIssue(str(f), "file", _without_file(exc, f)))
+    return Discovery(
+        data_files=data_files,
+        answers=AnswerKeys(explicit, by_folder),
+        issues=issues,
+        files_read=len(data_files) + len(answer_files),
+    )
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What a run reads: its data files in order, answer keys, issues met, files read."""
+
+    data_files: list[Path]
+    answers: AnswerKeys
+    issues: list[LoadIssue]
+    files_read: int
+
+
+def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Regular files under ``root`` (sorted), and what was refused or skipped, with why.
+
+    Names starting with a dot are skipped, with everything under them. Links are never
+    followed: one leading outside the folder is refused and named; one that stays inside
+    adds nothing its target does not already hold (the target is read once, by its own
+    name); a link to nothing is ignored like any broken link; a loop is named. A folder
+    that cannot be listed, and anything that is not a regular file (a FIFO, a socket, a
+    device), is named and skipped.
+    """
+    root_resolved = root.resolve()
+    found: list[Path] = []
+    refused: list[tuple[Path, str]] = []
+
+    def unlistable(exc: OSError) -> None:
+        refused.append((Path(exc.filename), f"skipped: cannot list the folder ({exc.strerror})"))
+
+    for folder, dirs, files in os.walk(root, onerror=unlistable):
+        # dot-files and dot-folders are private state (a generate run's journal, temporary
+        # files, editor and VCS folders), never results
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(folder)
+        for name in [*dirs, *files]:
+            p = base / name
+            if name.startswith("."):
+                continue
+            if p.is_symlink():
+                reason = _link_refusal(p, root, root_resolved)
+                if reason:
+                    refused.append((p, reason))
+            elif name in files:
+                if p.is_file():
+                    found.append(p)
+                else:
+                    refused.append((p, "skipped: not a regular file"))
+    found.sort()
+    refused.sort(key=lambda item: item[0])
+    return found, refused
+
+
+def _link_refusal(link: Path, root: Path, root_resolved: Path) -> str | None:
+    """Why a link inside a data folder is named (None: it adds nothing, silently)."""
+    try:
+        target = link.resolve(strict=False)
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
+        return "refused: a link that loops"
+    if not target.is_relative_to(root_resolved):
+        return (
+            f"refused: a link leading outside the data folder {root}" if target.exists() else None
+        )
+    return None
 
 
 # --------------------------------------------------------------------------- answer keys
 
 
-def _answer_text(value: Any) -> str | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, str | int | float):
-        return str(value).strip()
-    return None
+@dataclass(frozen=True)
+class AnswerKeys:
+    """The answer keys of a run: the explicit one and each folder's ``answers.*`` file."""
+
+    explicit: AnswerKey | None = None
+    by_folder: dict[Path, AnswerKey] = field(default_factory=dict)
+
+    def for_file(self, path: Path) -> list[AnswerKey]:
+        """Folder keys that apply to a file: its folder's first, then each folder above."""
+        if not self.by_folder:
+            return []
+        folder = Path(path).parent.resolve()
+        return [self.by_folder[d] for d in (folder, *folder.parents) if d in self.by_folder]
+
+    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
+        """``traj`` with its reference answer and difficulty filled from the keys.
+
+        Precedence: the explicit key, the record's own answer, then the nearest folder key
+        (``keys``, from :meth:`for_file`); an explicit entry without an answer (difficulty
+        only) does not hide the folder keys.
+        """
+        return with_answers(traj, self.explicit, keys)
 
 
-def _difficulty(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+def with_answers(
+    traj: Trajectory, explicit: AnswerKey | None, folder_keys: list[AnswerKey]
+) -> Trajectory:
+    """``traj`` with reference answer and difficulty from the keys (see :class:`AnswerKeys`)."""
+    entries = [k.lookup(traj.dataset, traj.problem_id) for k in [explicit, *folder_keys] if k]
+    entries = [e for e in entries if e is not None]
+    if not entries:
+        return traj
+    explicit_entry = explicit.lookup(traj.dataset, traj.problem_id) if explicit else None
+    reference = (explicit_entry.answer if explicit_entry else None) or traj.reference_answer
+    if reference is None:
+        reference = next((e.answer for e in entries if e.answer is not None), None)
+    difficulty = traj.difficulty
+    if difficulty is None:
+        difficulty = next((e.difficulty for e in entries if e.difficulty is not None), None)
+    if reference == traj.reference_answer and difficulty == traj.difficulty:
+        return traj
+    return replace(traj, reference_answer=reference, difficulty=difficulty)
 
 
 def load_answer_key(path: str | Path) -> AnswerKey:
@@ -186,177 +352,26 @@ def _csv_rows(path: Path, data: bytes) -> list[dict]:
     return rows
 
 
-# --------------------------------------------------------------------------- records
+@dataclass(slots=True)
+class AnswerKey:
+    """Reference answers by (dataset, problem_id); dataset ``None`` matches any dataset."""
+
+    entries: dict[tuple[str | None, str], AnswerEntry] = field(default_factory=dict)
+
+    def lookup(self, dataset: str, problem_id: str) -> AnswerEntry | None:
+        return self.entries.get((dataset, problem_id)) or self.entries.get((None, problem_id))
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
 @dataclass(frozen=True, slots=True)
-class FileContext:
-    """What a file's place tells about its records (model, dataset, problem)."""
-
-    file: str
-    model: str | None  # from the official layout's grandparent folder
-    dataset: str
-    problem_id: str | None  # from the file name
-
-
-def file_context(path: Path) -> FileContext:
-    """The context of a record file: the official and gold names carry the problem id, the
-    official layout's grandparent folder the model, the parent folder the dataset."""
-    official = _OFFICIAL.match(path.name)
-    gold = _GOLD_NAME.match(path.name)
-    pid = official.group(1) if official else (gold.group(1) if gold else None)
-    return FileContext(
-        file=str(path),
-        model=path.parent.parent.name if official and path.parent.parent.name else None,
-        dataset=path.parent.name or "default",
-        problem_id=pid,
-    )
-
-
-def _fault(step_id: Any, message: str, position: int | None = None) -> Fault:
-    """A fault found while reading (kind ``record``), at ``position`` in the steps kept."""
-    return Fault(step_id, "record", message, () if position is None else (position,))
-
-
-def _parse_steps(raw: Any, faults: list[Fault]) -> tuple[tuple[Step, ...], bool]:
-    """Steps as read, and whether they use the gold spelling (``node``/``edge``)."""
-    if raw is None:
-        faults.append(_fault(None, "field 'steps' is missing"))
-        return (), False
-    if not isinstance(raw, list):
-        faults.append(_fault(None, f"field 'steps' is {type(raw).__name__}, expected a list"))
-        return (), False
-    steps = []
-    gold = False
-    for i, item in enumerate(raw, start=1):
-        if not isinstance(item, dict):
-            # not kept as a step, so the fault names no position
-            faults.append(
-                _fault(None, f"step at position {i}: is {_json_type(item)}, expected an object")
-            )
-            continue
-        gold = gold or "node" in item
-        sid = _as_read(item.get("step_id"))
-        parents = item.get("direct_dependent_steps")
-        if parents is None:
-            parents = ()
-        elif isinstance(parents, list):
-            parents = tuple(_as_read(p) for p in parents)
-        else:
-            message = (
-                f"{step_name(sid)}: direct_dependent_steps is {_json_type(parents)}, "
-                "expected a list or null"
-            )
-            faults.append(_fault(sid, message, len(steps)))
-            parents = (_as_read(parents),) if isinstance(parents, int | str) else ()
-        text = _text_field(item, ("text", "node"), sid, faults, len(steps))
-        why = _text_field(item, ("thinking", "edge"), sid, faults, len(steps))
-        steps.append(Step(step_id=sid, parents=parents, text=text, justification=why))
-    return tuple(steps), gold
-
-
-def _as_read(value: Any) -> Any:
-    """A step id or parent as read, when it is a JSON scalar; else a short text naming it.
-
-    Ids that are not integers make the trajectory illegal whatever they are, but a nested
-    list (JSON allows 1,000 levels) or a megabyte of text would then travel through every
-    message, record and page: keep a bounded description instead.
-    """
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
-        return value
-    return short_repr(value, MAX_ID_CHARS)
-
-
-def _text_field(
-    item: dict, names: tuple[str, str], sid: Any, faults: list[Fault], position: int
-) -> str:
-    for name in names:
-        value = item.get(name)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            return value
-        message = f"{step_name(sid)}: field '{name}' is {_json_type(value)}, expected text"
-        faults.append(_fault(sid, message, position))
-        return short_repr(value, 1000)
-    return ""
-
-
-def parse_record(
-    obj: Any, ctx_file: str, location: str, position: int, *, context: FileContext | None = None
-) -> tuple[Trajectory | None, list[LoadIssue]]:
-    """One JSON record -> a Trajectory (kept even when faulty) and the issues it raised."""
-    ctx = context or FileContext(file=ctx_file, model=None, dataset="default", problem_id=None)
-    where = location or f"record {position + 1}"
-    if not isinstance(obj, dict):
-        return None, [
-            LoadIssue(
-                ctx_file, where, f"record is {_json_type(obj)}, expected an object with 'steps'"
-            )
-        ]
-    issues: list[LoadIssue] = []
-    faults: list[Fault] = []
-    steps, gold = _parse_steps(obj.get("steps"), faults)
-    pid = obj.get("problem_id", ctx.problem_id)
-    if pid is None or isinstance(pid, dict | list):
-        pid = ctx.problem_id or Path(ctx_file).stem
-    sid = obj.get("sample_id", position)
-    if not _is_sample_id(sid):
-        what = "is not an integer" if type(sid) is not int else "is out of range (64-bit)"
-        issues.append(
-            LoadIssue(
-                ctx_file,
-                where,
-                f"sample_id {short_repr(sid)} {what}; using its position {position}",
-                "warning",
-            )
-        )
-        sid = position
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    model = _first_str(meta.get("model"), obj.get("model")) or ctx.model
-    model = model or ("gold" if gold else Path(ctx_file).stem)
-    reference = _answer_text(obj.get("answer", obj.get("gold_answer")))
-    if reference is None and gold:
-        reference = _answer_text(obj.get("final_answer"))
-    traj = Trajectory(
-        model=model,
-        dataset=_first_str(obj.get("dataset")) or ctx.dataset,
-        problem_id=str(pid),
-        sample_id=sid,
-        steps=steps,
-        problem_text=_first_str(obj.get("problem_text"), obj.get("problem")) or "",
-        reference_answer=reference,
-        difficulty=_difficulty(obj.get("difficulty")),
-        domain=_first_str(obj.get("domain")),
-        source=f"{ctx_file}{'[' + str(position) + ']' if not location else ':' + location}",
-        load_errors=tuple(faults),
-    )
-    return traj, issues
-
-
-def _is_sample_id(value: Any) -> bool:
-    """An integer that fits a 64-bit signed column (tables and the app's keys hold them)."""
-    return type(value) is int and -(2**63) <= value < 2**63
-
-
-def _first_str(*values: Any) -> str | None:
-    for value in values:
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+class AnswerEntry:
+    answer: str | None
+    difficulty: float | None
 
 
 # --------------------------------------------------------------------------- one file
-
-
-class FileLoad(NamedTuple):
-    """What one file holds: trajectories, pre-scored records, and the issues met."""
-
-    trajectories: list[Trajectory]
-    scored: list[dict]
-    issues: list[LoadIssue]
 
 
 def load_file(path: Path) -> FileLoad:
@@ -369,6 +384,11 @@ def load_file(path: Path) -> FileLoad:
     layout = layout_of(path)
     reader = layout.read if layout is not None and layout.read is not None else _read_records
     return reader(path)
+
+
+def layout_of(path: Path) -> Layout | None:
+    """The layout that claims ``path``, or None (not a file this package reads)."""
+    return next((layout for layout in LAYOUTS if layout.claims(path)), None)
 
 
 def _read_records(path: Path) -> FileLoad:
@@ -429,10 +449,6 @@ def _read_records(path: Path) -> FileLoad:
     return FileLoad(trajectories, scored, issues)
 
 
-def _without_file(exc: InputError, path: Path) -> str:
-    return str(exc).removeprefix(f"{path}: ")
-
-
 #: Fields of which a trajectory record has at least one (a file of objects with none of
 #: them is some other JSON: a config, a problem statement, a chunk list).
 RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
@@ -454,6 +470,9 @@ def _not_a_trajectory_file(path: Path) -> LoadIssue:
     """The one issue a file in no known layout raises: nothing is read from it, and it
     counts as no trajectory (neither loaded nor illegal)."""
     return LoadIssue(str(path), "top level", "not a trajectory file: layout not recognised")
+
+
+# --------------------------------------------------------------------------- scored records
 
 
 def is_scored(record: Any) -> bool:
@@ -520,7 +539,129 @@ def scored_fault(record: dict) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- records
+
+
+def file_context(path: Path) -> FileContext:
+    """The context of a record file: the official and gold names carry the problem id, the
+    official layout's grandparent folder the model, the parent folder the dataset."""
+    official = _OFFICIAL.match(path.name)
+    gold = _GOLD_NAME.match(path.name)
+    pid = official.group(1) if official else (gold.group(1) if gold else None)
+    return FileContext(
+        file=str(path),
+        model=path.parent.parent.name if official and path.parent.parent.name else None,
+        dataset=path.parent.name or "default",
+        problem_id=pid,
+    )
+
+
+def parse_record(
+    obj: Any, ctx_file: str, location: str, position: int, *, context: FileContext | None = None
+) -> tuple[Trajectory | None, list[LoadIssue]]:
+    """One JSON record -> a Trajectory (kept even when faulty) and the issues it raised."""
+    ctx = context or FileContext(file=ctx_file, model=None, dataset="default", problem_id=None)
+    where = location or f"record {position + 1}"
+    if not isinstance(obj, dict):
+        return None, [
+            LoadIssue(
+                ctx_file, where, f"record is {_json_type(obj)}, expected an object with 'steps'"
+            )
+        ]
+    issues: list[LoadIssue] = []
+    faults: list[Fault] = []
+    steps, gold = _parse_steps(obj.get("steps"), faults)
+    pid = obj.get("problem_id", ctx.problem_id)
+    if pid is None or isinstance(pid, dict | list):
+        pid = ctx.problem_id or Path(ctx_file).stem
+    sid = obj.get("sample_id", position)
+    if not _is_sample_id(sid):
+        what = "is not an integer" if type(sid) is not int else "is out of range (64-bit)"
+        issues.append(
+            LoadIssue(
+                ctx_file,
+                where,
+                f"sample_id {short_repr(sid)} {what}; using its position {position}",
+                "warning",
+            )
+        )
+        sid = position
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    model = _first_str(meta.get("model"), obj.get("model")) or ctx.model
+    model = model or ("gold" if gold else Path(ctx_file).stem)
+    reference = _answer_text(obj.get("answer", obj.get("gold_answer")))
+    if reference is None and gold:
+        reference = _answer_text(obj.get("final_answer"))
+    traj = Trajectory(
+        model=model,
+        dataset=_first_str(obj.get("dataset")) or ctx.dataset,
+        problem_id=str(pid),
+        sample_id=sid,
+        steps=steps,
+        problem_text=_first_str(obj.get("problem_text"), obj.get("problem")) or "",
+        reference_answer=reference,
+        difficulty=_difficulty(obj.get("difficulty")),
+        domain=_first_str(obj.get("domain")),
+        source=f"{ctx_file}{'[' + str(position) + ']' if not location else ':' + location}",
+        load_errors=tuple(faults),
+    )
+    return traj, issues
+
+
+@dataclass(frozen=True, slots=True)
+class FileContext:
+    """What a file's place tells about its records (model, dataset, problem)."""
+
+    file: str
+    model: str | None  # from the official layout's grandparent folder
+    dataset: str
+    problem_id: str | None  # from the file name
+
+
+def _parse_steps(raw: Any, faults: list[Fault]) -> tuple[tuple[Step, ...], bool]:
+    """Steps as read, and whether they use the gold spelling (``node``/``edge``)."""
+    if raw is None:
+        faults.append(_fault(None, "field 'steps' is missing"))
+        return (), False
+    if not isinstance(raw, list):
+        faults.append(_fault(None, f"field 'steps' is {type(raw).__name__}, expected a list"))
+        return (), False
+    steps = []
+    gold = False
+    for i, item in enumerate(raw, start=1):
+        if not isinstance(item, dict):
+            # not kept as a step, so the fault names no position
+            faults.append(
+                _fault(None, f"step at position {i}: is {_json_type(item)}, expected an object")
+            )
+            continue
+        gold = gold or "node" in item
+        sid = _as_read(item.get("step_id"))
+        parents = item.get("direct_dependent_steps")
+        if parents is None:
+            parents = ()
+        elif isinstance(parents, list):
+            parents = tuple(_as_read(p) for p in parents)
+        else:
+            message = (
+                f"{step_name(sid)}: direct_dependent_steps is {_json_type(parents)}, "
+                "expected a list or null"
+            )
+            faults.append(_fault(sid, message, len(steps)))
+            parents = (_as_read(parents),) if isinstance(parents, int | str) else ()
+        text = _text_field(item, ("text", "node"), sid, faults, len(steps))
+        why = _text_field(item, ("thinking", "edge"), sid, faults, len(steps))
+        steps.append(Step(step_id=sid, parents=parents, text=text, justification=why))
+    return tuple(steps), gold
+
+
+def _is_sample_id(value: Any) -> bool:
+    """An integer that fits a 64-bit signed column (tables and the app's keys hold them)."""
+    return type(value) is int and -(2**63) <= value < 2**63
+
+
 # --------------------------------------------------------------------------- Thought Anchors
+
 
 #: The dataset name of Thought Anchors trajectories (the source's problems are from MATH;
 #: its folders name the model and whether the solution is correct, not a dataset).
@@ -529,18 +670,6 @@ _TA_SOLUTION = re.compile(r"^(correct|incorrect)_base_solution$")
 _TA_PROBLEM = re.compile(r"^problem_(.+)$")
 _TA_COMPANIONS = ("problem.json", "base_solution.json")
 _LEVEL = re.compile(r"^\s*level\s+(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
-
-
-def _in_ta_folder(path: Path) -> bool:
-    return bool(_TA_PROBLEM.match(path.parent.name) and _TA_SOLUTION.match(path.parent.parent.name))
-
-
-def _is_ta_chunks(path: Path) -> bool:
-    return path.name == "chunks_labeled.json" and _in_ta_folder(path)
-
-
-def _is_ta_companion(path: Path) -> bool:
-    return path.name in _TA_COMPANIONS and _in_ta_folder(path)
 
 
 def _read_thought_anchors(path: Path) -> FileLoad:
@@ -622,6 +751,99 @@ def _chunk_index(value: Any) -> Any:
     return _as_read(value)
 
 
+def _is_ta_chunks(path: Path) -> bool:
+    return path.name == "chunks_labeled.json" and _in_ta_folder(path)
+
+
+def _is_ta_companion(path: Path) -> bool:
+    return path.name in _TA_COMPANIONS and _in_ta_folder(path)
+
+
+def _in_ta_folder(path: Path) -> bool:
+    return bool(_TA_PROBLEM.match(path.parent.name) and _TA_SOLUTION.match(path.parent.parent.name))
+
+
+# --------------------------------------------------------------------------- what the readers share
+
+
+class FileLoad(NamedTuple):
+    """What one file holds: trajectories, pre-scored records, and the issues met."""
+
+    trajectories: list[Trajectory]
+    scored: list[dict]
+    issues: list[LoadIssue]
+
+
+def _text_field(
+    item: dict, names: tuple[str, str], sid: Any, faults: list[Fault], position: int
+) -> str:
+    for name in names:
+        value = item.get(name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            return value
+        message = f"{step_name(sid)}: field '{name}' is {_json_type(value)}, expected text"
+        faults.append(_fault(sid, message, position))
+        return short_repr(value, 1000)
+    return ""
+
+
+def _as_read(value: Any) -> Any:
+    """A step id or parent as read, when it is a JSON scalar; else a short text naming it.
+
+    Ids that are not integers make the trajectory illegal whatever they are, but a nested
+    list (JSON allows 1,000 levels) or a megabyte of text would then travel through every
+    message, record and page: keep a bounded description instead.
+    """
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
+        return value
+    return short_repr(value, MAX_ID_CHARS)
+
+
+def _fault(step_id: Any, message: str, position: int | None = None) -> Fault:
+    """A fault found while reading (kind ``record``), at ``position`` in the steps kept."""
+    return Fault(step_id, "record", message, () if position is None else (position,))
+
+
+def _first_str(*values: Any) -> str | None:
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _answer_text(value: Any) -> str | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str | int | float):
+        return str(value).strip()
+    return None
+
+
+def _difficulty(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _json_type(value: Any) -> str:
+    """The type of a JSON value as messages name it (``null`` for None)."""
+    return "null" if value is None else type(value).__name__
+
+
+def _without_file(exc: InputError, path: Path) -> str:
+    return str(exc).removeprefix(f"{path}: ")
+
+
 # --------------------------------------------------------------------------- layouts
 
 
@@ -673,212 +895,3 @@ LAYOUTS: tuple[Layout, ...] = (
         records=True,
     ),
 )
-
-
-def layout_of(path: Path) -> Layout | None:
-    """The layout that claims ``path``, or None (not a file this package reads)."""
-    return next((layout for layout in LAYOUTS if layout.claims(path)), None)
-
-
-# --------------------------------------------------------------------------- discovery
-
-
-@dataclass(frozen=True)
-class AnswerKeys:
-    """The answer keys of a run: the explicit one and each folder's ``answers.*`` file."""
-
-    explicit: AnswerKey | None = None
-    by_folder: dict[Path, AnswerKey] = field(default_factory=dict)
-
-    def for_file(self, path: Path) -> list[AnswerKey]:
-        """Folder keys that apply to a file: its folder's first, then each folder above."""
-        if not self.by_folder:
-            return []
-        folder = Path(path).parent.resolve()
-        return [self.by_folder[d] for d in (folder, *folder.parents) if d in self.by_folder]
-
-    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
-        """``traj`` with its reference answer and difficulty filled from the keys.
-
-        Precedence: the explicit key, the record's own answer, then the nearest folder key
-        (``keys``, from :meth:`for_file`); an explicit entry without an answer (difficulty
-        only) does not hide the folder keys.
-        """
-        return with_answers(traj, self.explicit, keys)
-
-
-@dataclass(frozen=True)
-class Discovery:
-    """What a run reads: its data files in order, answer keys, issues met, files read."""
-
-    data_files: list[Path]
-    answers: AnswerKeys
-    issues: list[LoadIssue]
-    files_read: int
-
-
-def discover(
-    paths: Sequence[str | Path],
-    answers: str | Path | AnswerKey | None = None,
-    *,
-    exclude: Sequence[str | Path] = (),
-) -> Discovery:
-    """Find the data files and read the answer keys under ``paths``.
-
-    Files are claimed by :data:`LAYOUTS`; inside a folder, names starting with a dot
-    (files and folders: a generator's journal, an editor's backup) are skipped, and a link
-    leading outside the folder is refused. ``exclude`` names files never to read (the
-    run's own output): one met is skipped with a warning.
-
-    Raises:
-        InputError: the explicit ``answers`` file cannot be read.
-    """
-    explicit = load_answer_key(answers) if isinstance(answers, str | Path) else answers
-    excluded = {Path(os.path.realpath(p)) for p in exclude if str(p) != "-"}
-    data_files: list[Path] = []
-    answer_files: list[Path] = []
-    issues: list[LoadIssue] = []
-    for raw in paths:
-        root = Path(raw)
-        if not root.exists():
-            issues.append(LoadIssue(str(root), "file", jsonio.NO_SUCH_FILE))
-            continue
-        if root.is_file():
-            layout = layout_of(root)
-            if layout is None or layout.kind == "companion":
-                issues.append(LoadIssue(str(root), "file", "skipped: not a .json or .jsonl file"))
-                continue
-            candidates = [(root, layout)]
-        else:
-            found, refused = _walk(root)
-            issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
-            candidates = [(p, layout_of(p)) for p in found]
-        for p, layout in candidates:
-            if layout is None or layout.kind == "companion":
-                continue
-            if excluded and Path(os.path.realpath(p)) in excluded:
-                issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))
-                continue
-            (answer_files if layout.kind == "answers" else data_files).append(p)
-    by_folder: dict[Path, AnswerKey] = {}
-    for f in answer_files:
-        try:
-            by_folder[f.parent.resolve()] = load_answer_key(f)
-        except InputError as exc:
-            issues.append(LoadIssue(str(f), "file", _without_file(exc, f)))
-    return Discovery(
-        data_files=data_files,
-        answers=AnswerKeys(explicit, by_folder),
-        issues=issues,
-        files_read=len(data_files) + len(answer_files),
-    )
-
-
-def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """Regular files under ``root`` (sorted), and what was refused or skipped, with why.
-
-    Names starting with a dot are skipped, with everything under them. Links are never
-    followed: one leading outside the folder is refused and named; one that stays inside
-    adds nothing its target does not already hold (the target is read once, by its own
-    name); a link to nothing is ignored like any broken link; a loop is named. A folder
-    that cannot be listed, and anything that is not a regular file (a FIFO, a socket, a
-    device), is named and skipped.
-    """
-    root_resolved = root.resolve()
-    found: list[Path] = []
-    refused: list[tuple[Path, str]] = []
-
-    def unlistable(exc: OSError) -> None:
-        refused.append((Path(exc.filename), f"skipped: cannot list the folder ({exc.strerror})"))
-
-    for folder, dirs, files in os.walk(root, onerror=unlistable):
-        # dot-files and dot-folders are private state (a generate run's journal, temporary
-        # files, editor and VCS folders), never results
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        base = Path(folder)
-        for name in [*dirs, *files]:
-            p = base / name
-            if name.startswith("."):
-                continue
-            if p.is_symlink():
-                reason = _link_refusal(p, root, root_resolved)
-                if reason:
-                    refused.append((p, reason))
-            elif name in files:
-                if p.is_file():
-                    found.append(p)
-                else:
-                    refused.append((p, "skipped: not a regular file"))
-    found.sort()
-    refused.sort(key=lambda item: item[0])
-    return found, refused
-
-
-def _link_refusal(link: Path, root: Path, root_resolved: Path) -> str | None:
-    """Why a link inside a data folder is named (None: it adds nothing, silently)."""
-    try:
-        target = link.resolve(strict=False)
-    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
-        return "refused: a link that loops"
-    if not target.is_relative_to(root_resolved):
-        return (
-            f"refused: a link leading outside the data folder {root}" if target.exists() else None
-        )
-    return None
-
-
-# --------------------------------------------------------------------------- a whole run
-
-
-def load_paths(
-    paths: Sequence[str | Path],
-    answers: str | Path | AnswerKey | None = None,
-    *,
-    exclude: Sequence[str | Path] = (),
-) -> LoadResult:
-    """Load every trajectory under ``paths`` (files or folders, read recursively).
-
-    Reference answers come, in order of precedence, from ``answers``, from the record's
-    ``answer``/``gold_answer`` field, from a gold file's ``final_answer``, and from the
-    nearest ``answers.json|jsonl|csv`` in the record's folder or above it (within the
-    given folder). Difficulty from an answer key fills records that lack one.
-
-    Raises:
-        InputError: the explicit ``answers`` file cannot be read.
-    """
-    found = discover(paths, answers, exclude=exclude)
-    issues = list(found.issues)
-    trajectories: list[Trajectory] = []
-    scored: list[dict] = []
-    for f in found.data_files:
-        loaded = load_file(f)
-        issues.extend(loaded.issues)
-        scored.extend(loaded.scored)
-        keys = found.answers.for_file(f)
-        trajectories.extend(found.answers.apply(t, keys) for t in loaded.trajectories)
-    return LoadResult(
-        trajectories=tuple(trajectories),
-        issues=tuple(issues),
-        files_read=found.files_read,
-        scored_records=tuple(scored),
-    )
-
-
-def with_answers(
-    traj: Trajectory, explicit: AnswerKey | None, folder_keys: list[AnswerKey]
-) -> Trajectory:
-    """``traj`` with reference answer and difficulty from the keys (see :class:`AnswerKeys`)."""
-    entries = [k.lookup(traj.dataset, traj.problem_id) for k in [explicit, *folder_keys] if k]
-    entries = [e for e in entries if e is not None]
-    if not entries:
-        return traj
-    explicit_entry = explicit.lookup(traj.dataset, traj.problem_id) if explicit else None
-    reference = (explicit_entry.answer if explicit_entry else None) or traj.reference_answer
-    if reference is None:
-        reference = next((e.answer for e in entries if e.answer is not None), None)
-    difficulty = traj.difficulty
-    if difficulty is None:
-        difficulty = next((e.difficulty for e in entries if e.difficulty is not None), None)
-    if reference == traj.reference_answer and difficulty == traj.difficulty:
-        return traj
-    return replace(traj, reference_answer=reference, difficulty=difficulty)

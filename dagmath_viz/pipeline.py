@@ -9,7 +9,9 @@ one task (:func:`score_file`): a worker scores it by the fast path
 (reference, prediction) pair; trajectories never leave the worker. The parent keeps the
 pieces in file order, checks each distinct pair once (cached, fast path for plain numbers,
 the math-verify worker in background threads that start when the first pair needs it, so
-they overlap the parsing) and joins the pieces into JSON lines (:class:`ScoredRun`).
+they overlap the parsing) and joins the pieces into JSON lines (:class:`ScoredRun`). The
+module reads in that order, each function before the ones it calls: the run, the pool, one
+file, then the verdicts and the result.
 
 Workers are forked when this process has a single thread (the command line), else started
 by a fork server; as with any ``multiprocessing`` user, a script that calls
@@ -28,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
@@ -36,6 +38,9 @@ from dagmath_viz.fastscore import score_clean_file
 from dagmath_viz.loading import AnswerKey, AnswerKeys
 from dagmath_viz.schema import LoadIssue
 from dagmath_viz.scoring import AwaitingVerdict, awaiting_verdict_of, finish_lines
+
+if TYPE_CHECKING:
+    from ctypes import c_byte
 
 __all__ = [
     "FileScore",
@@ -47,22 +52,185 @@ __all__ = [
     "score_paths",
 ]
 
+
 #: Below this many bytes of data a run is scored in this process (a pool costs ~0.5 s).
 IN_PROCESS_BYTES = 16 * 2**20
 
+T = TypeVar("T")
 
-class FileScore(NamedTuple):
-    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, and
-    the pre-scored records' illegal and unscored counts."""
 
-    records: list[AwaitingVerdict]
-    scored_lines: list[bytes]
-    issues: list[LoadIssue]
-    scored_illegal: int = 0
-    scored_unscored: int = 0
+# --------------------------------------------------------------------------- a whole run
+
+
+def score_paths(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    workers: int | None = None,
+    checker: AnswerChecker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    exclude: Sequence[str | Path] = (),
+) -> ScoredRun:
+    """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
+
+    Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
+    runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
+    ``progress(done, total)`` counts files; ``exclude`` names files never read (the
+    run's own output, see :func:`dagmath_viz.loading.discover`).
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    found = loading.discover(paths, answers, exclude=exclude)
+    files, issues = found.data_files, list(found.issues)
+    workers = max(1, min(workers or default_workers(), len(files)))
+    max_threads = max(1, workers // 2)
+    if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
+        workers = 1
+    # math-verify (one process, a chain of checks) is the long pole of a cold run: while
+    # pairs pile up for it, the pool's workers score at a lower priority, so it gets the
+    # CPU first and they take what is left; once none wait, they are back to normal
+    checks_pending = multiprocessing.RawValue("b", 0) if workers > 1 else None
+    verifier = Verifier(
+        checker or default_checker(),
+        on_busy=None if checks_pending is None else _flag_setter(checks_pending),
+        max_threads=max_threads,
+    )
+    results: list[FileScore] = []
+    with gc_paused():
+        mapped = _map_files(files, found.answers, workers, checks_pending)
+        for done, result in enumerate(mapped, start=1):
+            results.append(result)
+            verifier.add(result.records)
+            if progress:
+                progress(done, len(files))
+    for result in results:
+        issues.extend(result.issues)
+    return ScoredRun(results, verifier.finish(spare_cpus=workers - 1), issues, found.files_read)
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _total_bytes(files: Sequence[Path]) -> int:
+    total = 0
+    for f in files:
+        try:
+            total += f.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def _flag_setter(flag: c_byte) -> Callable[[bool], None]:
+    """``on_busy`` for :class:`Verifier`: the pool's workers read ``flag`` before each file."""
+
+    def set_flag(busy: bool) -> None:
+        flag.value = busy
+
+    return set_flag
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+def _map_files(
+    files: list[Path], answers: AnswerKeys, workers: int, checks_pending: c_byte | None
+) -> Iterator[FileScore]:
+    """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
+    :func:`_score_in_worker`)."""
+    if workers == 1:
+        for f in files:
+            yield score_file(f, answers)
+        return
+    mp = multiprocessing.get_context(_start_method())
+    if mp.get_start_method() == "forkserver":
+        mp.set_forkserver_preload([__name__])
+    chunk = 1 if len(files) < 4 * 64 * workers else 4
+    with mp.Pool(workers, initializer=_init_worker, initargs=(answers, checks_pending)) as pool:
+        yield from pool.imap(_score_in_worker, files, chunksize=chunk)
+
+
+def _start_method() -> str:
+    """``fork`` in a single-threaded process on Linux (workers start at once, with this
+    module already imported); else ``forkserver`` (forking a threaded process is unsafe),
+    where workers fork from one server that imported this module once."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform == "linux" and threading.active_count() == 1 and "fork" in methods:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+_worker_answers: AnswerKeys | None = None
+_worker_checks_pending: c_byte | None = None  # a shared byte: 1 while checks are pending
+
+
+def _init_worker(answers: AnswerKeys, checks_pending: c_byte | None = None) -> None:
+    global _worker_answers, _worker_checks_pending
+    _worker_answers = answers
+    _worker_checks_pending = checks_pending
+    gc.freeze()  # the imported modules: never worth a collector's walk again
+
+
+def _score_in_worker(path: Path) -> FileScore:
+    """One file's score: at a lower priority while answer checks are pending, else at the
+    worker's own."""
+    if _worker_checks_pending is not None and _worker_checks_pending.value:
+        return _at_lower_priority(score_file, path, _worker_answers)
+    return score_file(path, _worker_answers)
+
+
+#: Niceness added to a pool worker's scoring while answer checks are pending (0 is none).
+POOL_NICE_DURING_CHECKS = 10
+
+
+def _at_lower_priority(func: Callable[..., T], *args: Any) -> T:
+    """``func(*args)`` in a thread of its own, :data:`POOL_NICE_DURING_CHECKS` nicer.
+
+    Linux gives each thread its own niceness, and an unprivileged process may lower its
+    priority but never raise it back (that needs ``CAP_SYS_NICE``): renicing the worker
+    itself would last for the rest of the run, and on a shared machine it would then yield
+    to every other program, not only to the checks. Here only the thread is reniced, and
+    it ends with the file; the worker's next file runs at its own priority again.
+    Elsewhere (no per-thread niceness) ``func`` simply runs at normal priority.
+    """
+    if sys.platform != "linux":
+        return func(*args)
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        tid = threading.get_native_id()
+        try:
+            nice = os.getpriority(os.PRIO_PROCESS, tid) + POOL_NICE_DURING_CHECKS
+            os.setpriority(os.PRIO_PROCESS, tid, min(nice, 19))
+        except OSError:  # not allowed here: run at the priority it has
+            pass
+        try:
+            outcome.append((True, func(*args)))
+        except BaseException as exc:  # raised again in the caller's thread
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="dagmath-lower-priority", daemon=True)
+    thread.start()
+    thread.join()
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return value
 
 
 # --------------------------------------------------------------------------- one file
+
+
+def score_file(path: Path, answers: AnswerKeys) -> FileScore:
+    """Score every record of one file (the unit of work of a worker)."""
+    with gc_paused():
+        return _score_file(Path(path), answers)
 
 
 @contextmanager
@@ -82,12 +250,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def score_file(path: Path, answers: AnswerKeys) -> FileScore:
-    """Score every record of one file (the unit of work of a worker)."""
-    with gc_paused():
-        return _score_file(Path(path), answers)
-
-
 def _score_file(path: Path, answers: AnswerKeys) -> FileScore:
     fast = score_clean_file(path, answers)
     if fast is not None:
@@ -104,6 +266,17 @@ def _score_file(path: Path, answers: AnswerKeys) -> FileScore:
     )
 
 
+class FileScore(NamedTuple):
+    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, and
+    the pre-scored records' illegal and unscored counts."""
+
+    records: list[AwaitingVerdict]
+    scored_lines: list[bytes]
+    issues: list[LoadIssue]
+    scored_illegal: int = 0
+    scored_unscored: int = 0
+
+
 # --------------------------------------------------------------------------- verdicts and lines
 
 
@@ -116,7 +289,8 @@ class Verifier:
     end (so they are cached like the rest).
     """
 
-    #: pairs waiting before ``on_busy`` is called: math-verify is then the long pole
+    #: pairs waiting before ``on_busy(True)``: math-verify is then the long pole (and
+    #: ``on_busy(False)`` once none wait)
     BUSY = 16
     #: pairs waiting per running thread before another thread (and worker) joins
     BACKLOG = 64
@@ -126,7 +300,7 @@ class Verifier:
     def __init__(
         self,
         checker: AnswerChecker,
-        on_busy: Callable[[], None] | None = None,
+        on_busy: Callable[[bool], None] | None = None,
         max_threads: int = 1,
     ) -> None:
         self.checker = checker
@@ -135,6 +309,8 @@ class Verifier:
         self._threads: list[threading.Thread] = []
         self._extra: list[AnswerChecker] = []
         self._on_busy = on_busy
+        self._busy = False
+        self._busy_lock = threading.Lock()
         self._max_threads = max(1, max_threads)
 
     def add(self, records: Sequence[AwaitingVerdict]) -> None:
@@ -154,9 +330,8 @@ class Verifier:
             elif len(self._threads) < self._max_threads:
                 if waiting > self.BACKLOG * len(self._threads):
                     self._add_worker()
-            if self._on_busy and waiting >= self.BUSY:
-                self._on_busy()
-                self._on_busy = None
+            if self._on_busy:
+                self._note_backlog()
 
     def _add_worker(self) -> None:
         extra = AnswerChecker(timeout=self.checker.timeout)
@@ -173,6 +348,18 @@ class Verifier:
     def _run(self, checker: AnswerChecker) -> None:
         while (pair := self._queue.get()) is not None:
             self.verdicts[pair] = checker.check(*pair)
+            if self._on_busy:
+                self._note_backlog()
+
+    def _note_backlog(self) -> None:
+        """Call ``on_busy(True)`` when :data:`BUSY` pairs wait, ``on_busy(False)`` when none
+        do; in between nothing changes (no flapping while a backlog drains)."""
+        with self._busy_lock:  # the caller's thread adds, the checking threads take away
+            waiting = self._queue.qsize()
+            busy = waiting >= self.BUSY or (self._busy and waiting > 0)
+            if busy != self._busy:
+                self._busy = busy
+                self._on_busy(busy)
 
     def finish(self, spare_cpus: int = 0) -> dict[tuple[str, str], Verdict]:
         """All verdicts; with ``spare_cpus`` (the pool is done) more workers take a long
@@ -205,9 +392,6 @@ class Verifier:
                 pairs.append(self._queue.get_nowait())
             except queue.Empty:
                 return pairs
-
-
-# --------------------------------------------------------------------------- a whole run
 
 
 @dataclass
@@ -247,116 +431,3 @@ class ScoredRun:
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""
         return (jsonio.parse(line) for line in self.lines())
-
-
-def default_workers() -> int:
-    """The CPUs this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def score_paths(
-    paths: Sequence[str | Path],
-    answers: str | Path | AnswerKey | None = None,
-    *,
-    workers: int | None = None,
-    checker: AnswerChecker | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    exclude: Sequence[str | Path] = (),
-) -> ScoredRun:
-    """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
-
-    Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
-    runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
-    ``progress(done, total)`` counts files; ``exclude`` names files never read (the
-    run's own output, see :func:`dagmath_viz.loading.discover`).
-
-    Raises:
-        InputError: the explicit ``answers`` file cannot be read.
-    """
-    found = loading.discover(paths, answers, exclude=exclude)
-    files, issues = found.data_files, list(found.issues)
-    pool: list[int] = []  # the pool's process ids, once it runs
-    # math-verify (one process, a chain of checks) is the long pole of a cold run: once
-    # pairs pile up for it, the pool workers give it the CPU first and take what is left
-    workers = max(1, min(workers or default_workers(), len(files)))
-    verifier = Verifier(
-        checker or default_checker(),
-        on_busy=lambda: _yield_cpu(pool),
-        max_threads=max(1, (workers or default_workers()) // 2),
-    )
-    if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
-        workers = 1
-    results: list[FileScore] = []
-    with gc_paused():
-        for done, result in enumerate(_map_files(files, found.answers, workers, pool), start=1):
-            results.append(result)
-            verifier.add(result.records)
-            if progress:
-                progress(done, len(files))
-    for result in results:
-        issues.extend(result.issues)
-    return ScoredRun(results, verifier.finish(spare_cpus=workers - 1), issues, found.files_read)
-
-
-def _total_bytes(files: Sequence[Path]) -> int:
-    total = 0
-    for f in files:
-        try:
-            total += f.stat().st_size
-        except OSError:
-            pass
-    return total
-
-
-_worker_answers: AnswerKeys | None = None
-
-
-def _init_worker(answers: AnswerKeys) -> None:
-    global _worker_answers
-    _worker_answers = answers
-    gc.freeze()  # the imported modules: never worth a collector's walk again
-
-
-def _score_in_worker(path: Path) -> FileScore:
-    return score_file(path, _worker_answers)
-
-
-def _start_method() -> str:
-    """``fork`` in a single-threaded process on Linux (workers start at once, with this
-    module already imported); else ``forkserver`` (forking a threaded process is unsafe),
-    where workers fork from one server that imported this module once."""
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform == "linux" and threading.active_count() == 1 and "fork" in methods:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
-#: Niceness of pool workers while math-verify runs (0 is normal; higher yields the CPU).
-POOL_NICE_DURING_CHECKS = 10
-
-
-def _yield_cpu(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.setpriority(os.PRIO_PROCESS, pid, POOL_NICE_DURING_CHECKS)
-        except (OSError, AttributeError):  # gone already, or not on this platform
-            pass
-
-
-def _map_files(
-    files: list[Path], answers: AnswerKeys, workers: int, pids: list[int]
-) -> Iterator[FileScore]:
-    if workers == 1:
-        for f in files:
-            yield score_file(f, answers)
-        return
-    mp = multiprocessing.get_context(_start_method())
-    if mp.get_start_method() == "forkserver":
-        mp.set_forkserver_preload([__name__])
-    chunk = 1 if len(files) < 4 * 64 * workers else 4
-    with mp.Pool(workers, initializer=_init_worker, initargs=(answers,)) as pool:
-        pids.extend(p.pid for p in getattr(pool, "_pool", ()))
-        yield from pool.imap(_score_in_worker, files, chunksize=chunk)

@@ -9,6 +9,10 @@ The scored record's field names are a public contract (``dagmath score`` writes 
 app reads them back): see :data:`RECORD_FIELDS`. A record is written in three parts
 (:class:`AwaitingVerdict`): what is known before the answer check, the verdict's fields,
 and what follows them, so the answer checks of a whole run can be settled at once.
+
+The module reads top down, each function before the ones it calls: the pipeline's two
+calls (:func:`awaiting_verdict_of`, :func:`finish_lines`), scoring a corpus in memory, then
+the pieces of one trajectory's score.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "to_record",
 ]
 
+
 #: Columns of a scored record, in order (the ``dagmath score`` JSONL contract, plus extras).
 RECORD_FIELDS = (
     "model", "dataset", "problem_id", "sample_id", "difficulty", "domain",
@@ -67,25 +72,101 @@ VERDICT_FIELDS = ("final_correct", "perfect", "class", "answer_check")
 TAIL_FIELDS = RECORD_FIELDS[RECORD_FIELDS.index("answer_check") + 1 :]
 assert HEAD_FIELDS + VERDICT_FIELDS + TAIL_FIELDS == RECORD_FIELDS
 
+
 _OPTS = orjson.OPT_SERIALIZE_NUMPY
 
 
-@dataclass(frozen=True, slots=True)
-class StructuralScore:
-    """The answer-independent part of a score (graph, dead ends, faults)."""
+# --------------------------------------------------------------------------- for the pipeline
 
-    validation: Validation
-    stats: g.GraphStats
-    dead_ends: tuple
-    closeness_rate: float
-    ancestor_share: float
-    predicted_answer: str | None
-    errors: tuple[str, ...]
-    answer_step: Any = None  # the id of the step the predicted answer was read from
 
-    @property
-    def legal(self) -> bool:
-        return self.validation.legal
+def awaiting_verdict_of(traj: Trajectory) -> AwaitingVerdict:
+    """A trajectory scored by the reference path, waiting for its verdict."""
+    structural = structural_score(traj)
+    record = to_record(traj, finish_score(traj, structural, None), None)
+    closed = structural.legal and not structural.dead_ends
+    return awaiting_verdict(record, answer_pair(traj, structural), structural.legal, closed)
+
+
+def finish_lines(
+    records: Iterable[AwaitingVerdict], verdicts: dict[tuple[str, str], Verdict]
+) -> Iterator[bytes]:
+    """The scored JSON lines of records awaiting verdicts, given the verdict of each pair."""
+    mids: dict[tuple, bytes] = {}
+    for rec in records:
+        verdict = None if rec.pair is None else verdicts[rec.pair]
+        key = (rec.legal, rec.closed, verdict)
+        mid = mids.get(key)
+        if mid is None:
+            correct = None if verdict is None else verdict.equivalent
+            fields = {
+                "final_correct": correct,
+                "perfect": None if correct is None else (rec.closed and correct),
+                "class": classify(rec.legal, rec.closed, correct),
+                "answer_check": None if verdict is None else verdict.reason,
+            }
+            mid = mids[key] = b"," + orjson.dumps(fields)[1:-1]
+        yield rec.head + mid + rec.tail + b"\n"
+
+
+# --------------------------------------------------------------------------- a corpus
+
+
+def score_corpus(
+    trajectories: Sequence[Trajectory],
+    checker: AnswerChecker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Score every trajectory; one row per trajectory, in the input order."""
+    return records_frame(score_records(trajectories, checker, progress))
+
+
+def records_frame(records: Iterable[dict]) -> pd.DataFrame:
+    """A scored DataFrame with the columns of :data:`RECORD_FIELDS` (missing ones empty)."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(list(records))
+    for col in RECORD_FIELDS:
+        if col not in frame.columns:
+            frame[col] = None
+    frame["problem_id"] = frame["problem_id"].astype(str)
+    frame["difficulty"] = pd.to_numeric(frame["difficulty"], errors="coerce")
+    return frame
+
+
+def score_records(
+    trajectories: Sequence[Trajectory],
+    checker: AnswerChecker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict]:
+    """Scored records (dicts with :data:`RECORD_FIELDS`), one per trajectory, in order.
+
+    Each distinct (reference, prediction) pair is checked once.
+    """
+    structures = []
+    for i, traj in enumerate(trajectories):
+        structures.append(structural_score(traj))
+        if progress and i % 500 == 0:
+            progress(i, len(trajectories))
+    pairs = [answer_pair(t, s) for t, s in zip(trajectories, structures, strict=True)]
+    verdicts = (checker or default_checker()).check_many(p for p in pairs if p is not None)
+    records = []
+    for traj, structural, pair in zip(trajectories, structures, pairs, strict=True):
+        verdict = None if pair is None else verdicts[pair]
+        records.append(to_record(traj, finish_score(traj, structural, verdict), verdict))
+    if progress:
+        progress(len(trajectories), len(trajectories))
+    return records
+
+
+def score_trajectory(traj: Trajectory, checker: AnswerChecker | None = None) -> Score:
+    """Score one trajectory (DEFINITIONS.md §1 and §3)."""
+    structural = structural_score(traj)
+    pair = answer_pair(traj, structural)
+    verdict = None if pair is None else (checker or default_checker()).check(*pair)
+    return finish_score(traj, structural, verdict)
+
+
+# --------------------------------------------------------------------------- one trajectory
 
 
 def structural_score(traj: Trajectory) -> StructuralScore:
@@ -110,11 +191,22 @@ def structural_score(traj: Trajectory) -> StructuralScore:
     )
 
 
-class Answer(NamedTuple):
-    """The predicted answer of a trajectory and the position of the step that held it."""
+@dataclass(frozen=True, slots=True)
+class StructuralScore:
+    """The answer-independent part of a score (graph, dead ends, faults)."""
 
-    text: str | None
-    position: int | None  # None: no step has a \boxed{}, the final step's text is the answer
+    validation: Validation
+    stats: g.GraphStats
+    dead_ends: tuple
+    closeness_rate: float
+    ancestor_share: float
+    predicted_answer: str | None
+    errors: tuple[str, ...]
+    answer_step: Any = None  # the id of the step the predicted answer was read from
+
+    @property
+    def legal(self) -> bool:
+        return self.validation.legal
 
 
 def read_answer(texts: Sequence[str]) -> Answer:
@@ -133,20 +225,23 @@ def read_answer(texts: Sequence[str]) -> Answer:
     return Answer(texts[-1].strip() or None, None)
 
 
+class Answer(NamedTuple):
+    """The predicted answer of a trajectory and the position of the step that held it."""
+
+    text: str | None
+    position: int | None  # None: no step has a \boxed{}, the final step's text is the answer
+
+
 def step_id_order(step_id: Any) -> tuple[int, str]:
     """Sort key of step ids: integers ascending (non-negative first), then the others."""
     return (0, f"{step_id:020d}") if type(step_id) is int and step_id >= 0 else (1, repr(step_id))
 
 
-def classify(legal: bool, closed: bool, final_correct: bool | None) -> str:
-    """The exclusive class of DEFINITIONS.md §1 (``illegal`` wins, then ``unscored``)."""
-    if not legal:
-        return "illegal"
-    if final_correct is None:
-        return "unscored"
-    if not final_correct:
-        return "incorrect"
-    return "perfect" if closed else "imperfect"
+def answer_pair(traj: Trajectory, structural: StructuralScore) -> tuple[str, str] | None:
+    """(reference, prediction) to check, or None without a reference answer."""
+    if traj.reference_answer is None:
+        return None
+    return (traj.reference_answer, structural.predicted_answer or "")
 
 
 def finish_score(traj: Trajectory, structural: StructuralScore, verdict: Verdict | None) -> Score:
@@ -174,44 +269,15 @@ def finish_score(traj: Trajectory, structural: StructuralScore, verdict: Verdict
     )
 
 
-def answer_pair(traj: Trajectory, structural: StructuralScore) -> tuple[str, str] | None:
-    """(reference, prediction) to check, or None without a reference answer."""
-    if traj.reference_answer is None:
-        return None
-    return (traj.reference_answer, structural.predicted_answer or "")
-
-
-def score_trajectory(traj: Trajectory, checker: AnswerChecker | None = None) -> Score:
-    """Score one trajectory (DEFINITIONS.md §1 and §3)."""
-    structural = structural_score(traj)
-    pair = answer_pair(traj, structural)
-    verdict = None if pair is None else (checker or default_checker()).check(*pair)
-    return finish_score(traj, structural, verdict)
-
-
-def score_records(
-    trajectories: Sequence[Trajectory],
-    checker: AnswerChecker | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[dict]:
-    """Scored records (dicts with :data:`RECORD_FIELDS`), one per trajectory, in order.
-
-    Each distinct (reference, prediction) pair is checked once.
-    """
-    structures = []
-    for i, traj in enumerate(trajectories):
-        structures.append(structural_score(traj))
-        if progress and i % 500 == 0:
-            progress(i, len(trajectories))
-    pairs = [answer_pair(t, s) for t, s in zip(trajectories, structures, strict=True)]
-    verdicts = (checker or default_checker()).check_many(p for p in pairs if p is not None)
-    records = []
-    for traj, structural, pair in zip(trajectories, structures, pairs, strict=True):
-        verdict = None if pair is None else verdicts[pair]
-        records.append(to_record(traj, finish_score(traj, structural, verdict), verdict))
-    if progress:
-        progress(len(trajectories), len(trajectories))
-    return records
+def classify(legal: bool, closed: bool, final_correct: bool | None) -> str:
+    """The exclusive class of DEFINITIONS.md §1 (``illegal`` wins, then ``unscored``)."""
+    if not legal:
+        return "illegal"
+    if final_correct is None:
+        return "unscored"
+    if not final_correct:
+        return "incorrect"
+    return "perfect" if closed else "imperfect"
 
 
 def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) -> dict:
@@ -244,16 +310,6 @@ def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) ->
     }
 
 
-class AwaitingVerdict(NamedTuple):
-    """One scored record waiting for its verdict: its JSON before and after the verdict."""
-
-    head: bytes  # '{"model":...,"reference_answer":...' (no closing brace)
-    pair: tuple[str, str] | None  # (reference, prediction); None without a reference
-    legal: bool
-    closed: bool
-    tail: bytes  # ',"errors":[...],"source":"..."}'
-
-
 def awaiting_verdict(
     record: dict, pair: tuple[str, str] | None, legal: bool, closed: bool
 ) -> AwaitingVerdict:
@@ -263,52 +319,11 @@ def awaiting_verdict(
     return AwaitingVerdict(head, pair, legal, closed, tail)
 
 
-def awaiting_verdict_of(traj: Trajectory) -> AwaitingVerdict:
-    """A trajectory scored by the reference path, waiting for its verdict."""
-    structural = structural_score(traj)
-    record = to_record(traj, finish_score(traj, structural, None), None)
-    closed = structural.legal and not structural.dead_ends
-    return awaiting_verdict(record, answer_pair(traj, structural), structural.legal, closed)
+class AwaitingVerdict(NamedTuple):
+    """One scored record waiting for its verdict: its JSON before and after the verdict."""
 
-
-def finish_lines(
-    records: Iterable[AwaitingVerdict], verdicts: dict[tuple[str, str], Verdict]
-) -> Iterator[bytes]:
-    """The scored JSON lines of records awaiting verdicts, given the verdict of each pair."""
-    mids: dict[tuple, bytes] = {}
-    for rec in records:
-        verdict = None if rec.pair is None else verdicts[rec.pair]
-        key = (rec.legal, rec.closed, verdict)
-        mid = mids.get(key)
-        if mid is None:
-            correct = None if verdict is None else verdict.equivalent
-            fields = {
-                "final_correct": correct,
-                "perfect": None if correct is None else (rec.closed and correct),
-                "class": classify(rec.legal, rec.closed, correct),
-                "answer_check": None if verdict is None else verdict.reason,
-            }
-            mid = mids[key] = b"," + orjson.dumps(fields)[1:-1]
-        yield rec.head + mid + rec.tail + b"\n"
-
-
-def records_frame(records: Iterable[dict]) -> pd.DataFrame:
-    """A scored DataFrame with the columns of :data:`RECORD_FIELDS` (missing ones empty)."""
-    import pandas as pd
-
-    frame = pd.DataFrame.from_records(list(records))
-    for col in RECORD_FIELDS:
-        if col not in frame.columns:
-            frame[col] = None
-    frame["problem_id"] = frame["problem_id"].astype(str)
-    frame["difficulty"] = pd.to_numeric(frame["difficulty"], errors="coerce")
-    return frame
-
-
-def score_corpus(
-    trajectories: Sequence[Trajectory],
-    checker: AnswerChecker | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> pd.DataFrame:
-    """Score every trajectory; one row per trajectory, in the input order."""
-    return records_frame(score_records(trajectories, checker, progress))
+    head: bytes  # '{"model":...,"reference_answer":...' (no closing brace)
+    pair: tuple[str, str] | None  # (reference, prediction); None without a reference
+    legal: bool
+    closed: bool
+    tail: bytes  # ',"errors":[...],"source":"..."}'

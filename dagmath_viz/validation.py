@@ -18,26 +18,17 @@ from dagmath_viz.text import short_repr
 __all__ = ["Fault", "Validation", "is_step_id", "step_name", "validate", "validate_steps"]
 
 
-@dataclass(frozen=True, slots=True)
-class Validation:
-    """The well-formed graph of a trajectory and the structural faults found in it."""
-
-    graph: StepGraph
-    faults: tuple[Fault, ...]
-
-    @property
-    def legal(self) -> bool:
-        return not self.faults
-
-
-def is_step_id(value: Any) -> bool:
-    """True for a JSON integer (``True``/``False`` and ``3.0`` are not step ids)."""
-    return type(value) is int
-
-
-def step_name(step_id: Any) -> str:
-    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length."""
-    return f"step {short_repr(step_id)}"
+def validate(traj: Trajectory) -> Validation:
+    """All faults of a trajectory: load errors, structure, and a missing final answer."""
+    result = validate_steps(traj.steps)
+    faults = list(traj.load_errors) + list(result.faults)
+    if not traj.steps:
+        faults.append(Fault(None, "no_steps", "no steps"))
+    elif not traj.steps[-1].text.strip():
+        sid = traj.steps[-1].step_id
+        message = f"{step_name(sid)}: final step has no answer text"
+        faults.append(Fault(sid, "no_answer", message, (len(traj.steps) - 1,)))
+    return Validation(graph=result.graph, faults=tuple(faults))
 
 
 def validate_steps(steps: tuple[Step, ...]) -> Validation:
@@ -128,14 +119,23 @@ def _find_cycle(graph: StepGraph, forward: list[tuple[int, int]]) -> list[int] |
     return None
 
 
-def validate(traj: Trajectory) -> Validation:
-    """All faults of a trajectory: load errors, structure, and a missing final answer."""
-    result = validate_steps(traj.steps)
-    faults = list(traj.load_errors) + list(result.faults)
-    if not traj.steps:
-        faults.append(Fault(None, "no_steps", "no steps"))
-    elif not traj.steps[-1].text.strip():
-        sid = traj.steps[-1].step_id
-        message = f"{step_name(sid)}: final step has no answer text"
-        faults.append(Fault(sid, "no_answer", message, (len(traj.steps) - 1,)))
-    return Validation(graph=result.graph, faults=tuple(faults))
+def is_step_id(value: Any) -> bool:
+    """True for a JSON integer (``True``/``False`` and ``3.0`` are not step ids)."""
+    return type(value) is int
+
+
+def step_name(step_id: Any) -> str:
+    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length."""
+    return f"step {short_repr(step_id)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    """The well-formed graph of a trajectory and the structural faults found in it."""
+
+    graph: StepGraph
+    faults: tuple[Fault, ...]
+
+    @property
+    def legal(self) -> bool:
+        return not self.faults

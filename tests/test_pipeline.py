@@ -6,7 +6,10 @@ itself, and the verdict cache. The byte-equality oracle of the fast path is in
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
+import sys
 import threading
 from pathlib import Path
 
@@ -251,6 +254,78 @@ def test_a_short_tail_is_checked_side_by_side(monkeypatch) -> None:
         checker.close()
     assert calls == [(slow, 2)]  # the tail, and two workers: 1 + the spare CPU
     assert all(verdicts[pair] == Verdict(False, "timeout") for pair in slow)
+
+
+def test_pool_priority_is_lowered_only_while_pairs_wait(monkeypatch) -> None:
+    # on_busy(True) once BUSY pairs wait for math-verify, on_busy(False) only when none
+    # does: the pool's workers are never left at a lower priority after the checks
+    checker = AnswerChecker(timeout=20)
+    release = threading.Event()
+    monkeypatch.setattr(checker, "quick_verdict", lambda reference, prediction: None)
+
+    def check(reference, prediction):
+        release.wait(60)  # held until the test lets the checks go (a guard, not a timing)
+        return Verdict(True, "verified")
+
+    monkeypatch.setattr(checker, "check", check)
+    calls: list[tuple[bool, int]] = []
+    idle = threading.Event()
+    verifier = None
+
+    def on_busy(busy: bool) -> None:
+        calls.append((busy, verifier._queue.qsize()))
+        if not busy:
+            idle.set()
+
+    verifier = pipeline.Verifier(checker, on_busy=on_busy, max_threads=1)
+    busy = pipeline.Verifier.BUSY
+    pairs = [(f"r{k}", f"p{k}") for k in range(2 * busy)]
+    records = [AwaitingVerdict(b"", pair, True, True, b"") for pair in pairs]
+    try:
+        verifier.add(records[: busy - 1])  # at most BUSY - 1 wait: not busy yet
+        assert calls == []
+        verifier.add(records[busy - 1 :])  # 2 BUSY added, one at most being checked
+        assert [b for b, _ in calls] == [True]
+        assert calls[0][1] >= busy
+        release.set()
+        assert idle.wait(60)
+        verdicts = verifier.finish()
+    finally:
+        release.set()
+        checker.close()
+    # back to normal once, with nothing waiting: not as the backlog fell under BUSY
+    assert calls[1:] == [(False, 0)]
+    assert verdicts == {pair: Verdict(True, "verified") for pair in pairs}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread niceness is Linux's")
+def test_a_worker_scores_at_lower_priority_only_while_checks_are_pending(monkeypatch) -> None:
+    own = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's niceness
+    lowered = min(own + pipeline.POOL_NICE_DURING_CHECKS, 19)
+    if lowered == own:
+        pytest.skip("this process already runs at the lowest priority")
+
+    def niceness_of_the_scoring(path, answers):  # stands in for score_file
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    monkeypatch.setattr(pipeline, "score_file", niceness_of_the_scoring)
+    pending = multiprocessing.RawValue("b", 0)
+    monkeypatch.setattr(pipeline, "_worker_checks_pending", pending)
+    assert pipeline._score_in_worker(Path("a.json")) == own
+    pending.value = 1  # what Verifier's on_busy(True) sets in score_paths
+    assert pipeline._score_in_worker(Path("b.json")) == lowered
+    pending.value = 0
+    assert pipeline._score_in_worker(Path("c.json")) == own  # the next file: restored
+    assert os.getpriority(os.PRIO_PROCESS, 0) == own  # the worker itself was never reniced
+
+
+def test_scoring_at_lower_priority_raises_what_the_scoring_raises() -> None:
+    def fails():
+        raise ValueError("a bug in scoring")
+
+    with pytest.raises(ValueError, match="a bug in scoring"):
+        pipeline._at_lower_priority(fails)
+    assert pipeline._at_lower_priority(lambda a, b: a + b, 2, 3) == 5
 
 
 def _boxed_by_rescanning(text: str) -> str | None:

@@ -30,6 +30,7 @@ from dagmath_viz.schema import DagMathError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
+
 #: The modules that each ``register(subparsers)`` their sub-commands, in ``--help`` order.
 #: Imported when the parser is built: each keeps its heavy imports inside its handlers.
 COMMANDS = (
@@ -40,22 +41,6 @@ COMMANDS = (
     "dagmath_viz.logic.cli",
     "dagmath_viz.generation.cli",
 )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``dagmath`` parser with every registered sub-command."""
-    parser = argparse.ArgumentParser(
-        prog="dagmath",
-        description="Score, report and explore DAG-MATH reasoning trajectories.",
-        epilog="Exit codes: 0 ok, 1 error, 2 usage, 3 nothing loaded, 4 results written but "
-        "some input unreadable, 70 internal error, 130 interrupted.",
-        formatter_class=common.HelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"dagmath {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(name).register(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -96,6 +81,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = "" if common.VERBOSITY > 0 else "; run with --verbose for the traceback"
         _error(prog, f"internal error ({type(exc).__name__}: {exc}){hint}")
         return common.EXIT_INTERNAL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dagmath`` parser with every registered sub-command."""
+    parser = argparse.ArgumentParser(
+        prog="dagmath",
+        description="Score, report and explore DAG-MATH reasoning trajectories.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage, 3 nothing loaded, 4 results written but "
+        "some input unreadable, 70 internal error, 130 interrupted.",
+        formatter_class=common.HelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"dagmath {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
 
 
 def _error(prog: str, message: object) -> None:

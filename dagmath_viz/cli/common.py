@@ -44,6 +44,7 @@ __all__ = [
     "write_atomic",
 ]
 
+
 #: Exit codes (README "Command line"): one meaning each.
 EXIT_OK = 0  # everything asked for was done
 EXIT_ERROR = 1  # an error stopped the command (a bad input file, an unwritable output)
@@ -53,16 +54,26 @@ EXIT_PARTIAL = 4  # results were written, but some input could not be read (name
 EXIT_INTERNAL = 70  # a bug (EX_SOFTWARE); --verbose shows the traceback
 EXIT_INTERRUPTED = 130  # Ctrl-C
 
+
 #: How chatty the command is: -1 with --quiet, 0 by default, 1 with --verbose.
 VERBOSITY = 0
 
 
-class UsageError(DagMathError):
-    """The command line is wrong in a way argparse cannot see (two options that clash)."""
+# --------------------------------------------------------------------------- the parser
 
 
-class NothingLoadedError(InputError):
-    """The inputs were read, but none held anything the command could use."""
+def add_command(
+    subparsers: argparse._SubParsersAction, name: str, **kwargs
+) -> argparse.ArgumentParser:
+    """Add a sub-command with the shared options (``-q``, ``-v``) and the help formatter.
+
+    Every command module's ``register(subparsers)`` should add its parsers through this, then
+    ``set_defaults(func=handler)`` where ``handler(args) -> exit code``.
+    """
+    kwargs.setdefault("formatter_class", HelpFormatter)
+    # module docstrings make the descriptions: drop their reST quotes for the terminal
+    kwargs["description"] = (kwargs.get("description") or kwargs.get("help", "")).replace("``", "")
+    return subparsers.add_parser(name, parents=[COMMON, *kwargs.pop("parents", [])], **kwargs)
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -99,20 +110,6 @@ def _common_options() -> argparse.ArgumentParser:
 COMMON = _common_options()
 
 
-def add_command(
-    subparsers: argparse._SubParsersAction, name: str, **kwargs
-) -> argparse.ArgumentParser:
-    """Add a sub-command with the shared options (``-q``, ``-v``) and the help formatter.
-
-    Every command module's ``register(subparsers)`` should add its parsers through this, then
-    ``set_defaults(func=handler)`` where ``handler(args) -> exit code``.
-    """
-    kwargs.setdefault("formatter_class", HelpFormatter)
-    # module docstrings make the descriptions: drop their reST quotes for the terminal
-    kwargs["description"] = (kwargs.get("description") or kwargs.get("help", "")).replace("``", "")
-    return subparsers.add_parser(name, parents=[COMMON, *kwargs.pop("parents", [])], **kwargs)
-
-
 # --------------------------------------------------------------------------- argument types
 
 
@@ -145,47 +142,6 @@ def _at_least(text: str, low: int) -> int:
     if value < low:
         raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
     return value
-
-
-# --------------------------------------------------------------------------- terminal output
-
-# C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
-# controls that can make "24" display as "42": shown as visible escapes, never sent raw.
-_BIDI_AND_C1 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")
-_CONTROL_IN_LINE = re.compile(rf"[\x00-\x1f{_BIDI_AND_C1}]")
-
-
-def _escape(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: object, *, one_line: bool = False) -> str:
-    """``text`` with control characters shown as ``\\x1b``-style escapes.
-
-    Model names, file names and messages come from untrusted files: an escape sequence in
-    them must not move the cursor, recolour the terminal or reorder what is shown.
-    ``one_line`` also escapes tabs and newlines.
-    """
-    pattern = _CONTROL_IN_LINE if one_line else _CONTROL
-    return pattern.sub(_escape, str(text))
-
-
-def json_printable(data: bytes) -> bytes:
-    """JSON text with C1, DEL and bidi controls written as ``\\uXXXX`` (same JSON value)."""
-    text = data.decode("utf-8")
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
-
-
-def say(message: str, *, level: int = 0) -> None:
-    """Print ``message`` on stderr when the verbosity is at least ``level``.
-
-    Level 0 is the default output (summaries, the first issues), 1 only with ``--verbose``.
-    Errors never go through here: they always print (see :func:`dagmath_viz.cli.main`).
-    """
-    if VERBOSITY >= level:
-        print(printable(message), file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- input and output
@@ -268,3 +224,56 @@ def pipeline():
     from dagmath_viz import pipeline as module
 
     return module
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class UsageError(DagMathError):
+    """The command line is wrong in a way argparse cannot see (two options that clash)."""
+
+
+class NothingLoadedError(InputError):
+    """The inputs were read, but none held anything the command could use."""
+
+
+# --------------------------------------------------------------------------- terminal output
+
+
+# C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
+# controls that can make "24" display as "42": shown as visible escapes, never sent raw.
+_BIDI_AND_C1 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")
+_CONTROL_IN_LINE = re.compile(rf"[\x00-\x1f{_BIDI_AND_C1}]")
+
+
+def say(message: str, *, level: int = 0) -> None:
+    """Print ``message`` on stderr when the verbosity is at least ``level``.
+
+    Level 0 is the default output (summaries, the first issues), 1 only with ``--verbose``.
+    Errors never go through here: they always print (see :func:`dagmath_viz.cli.main`).
+    """
+    if VERBOSITY >= level:
+        print(printable(message), file=sys.stderr)
+
+
+def printable(text: object, *, one_line: bool = False) -> str:
+    """``text`` with control characters shown as ``\\x1b``-style escapes.
+
+    Model names, file names and messages come from untrusted files: an escape sequence in
+    them must not move the cursor, recolour the terminal or reorder what is shown.
+    ``one_line`` also escapes tabs and newlines.
+    """
+    pattern = _CONTROL_IN_LINE if one_line else _CONTROL
+    return pattern.sub(_escape, str(text))
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def json_printable(data: bytes) -> bytes:
+    """JSON text with C1, DEL and bidi controls written as ``\\uXXXX`` (same JSON value)."""
+    text = data.decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")

@@ -28,6 +28,7 @@ from dagmath_viz.schema import DagMathError
 
 __all__ = ["MAX_ISSUES_SHOWN", "register", "report_issues", "run_score"]
 
+
 MAX_ISSUES_SHOWN = 20
 
 
@@ -73,47 +74,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.set_defaults(func=run_score)
 
 
-def _progress(stream):
-    """A one-line progress bar on ``stream`` when it is a terminal, else nothing."""
-    if not stream.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        stream.write(f"\rscoring [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
-
-    return show
-
-
-def report_issues(result, errors_file: str | None, names: StreamNames | None = None) -> None:
-    """Print the first issues of a load (all with ``--verbose``); all go to ``errors_file``."""
-    names = names or StreamNames()
-    issues = [names.text(str(i)) for i in result.issues]
-    severities = [i.severity for i in result.issues]
-    shown = len(issues) if common.VERBOSITY > 0 else MAX_ISSUES_SHOWN
-    for severity, issue in list(zip(severities, issues, strict=True))[:shown]:
-        say(f"dagmath: {severity}: {issue}")
-    if len(issues) > shown:
-        hint = f" (all in {errors_file})" if errors_file else " (--errors FILE or -v for all)"
-        say(f"dagmath: ... {len(issues) - shown} more issues{hint}")
-    if errors_file:
-        write_atomic(errors_file, b"".join(i.encode() + b"\n" for i in issues))
-
-
-def _checker(args: argparse.Namespace):
-    from dagmath_viz.answers import AnswerChecker, default_cache_file
-
-    if args.no_cache:
-        return AnswerChecker()
-    if args.cache_dir:
-        return AnswerChecker(cache_file=Path(args.cache_dir) / default_cache_file().name)
-    return AnswerChecker(cache_file=default_cache_file())
-
-
 def run_score(args: argparse.Namespace) -> int:
     """The ``score`` command; returns the exit code."""
     with stdin_paths(args.paths) as (paths, names):
@@ -133,6 +93,16 @@ def run_score(args: argparse.Namespace) -> int:
             checker.save()
             checker.close()
         return _finish_score(args, run, names)
+
+
+def _checker(args: argparse.Namespace):
+    from dagmath_viz.answers import AnswerChecker, default_cache_file
+
+    if args.no_cache:
+        return AnswerChecker()
+    if args.cache_dir:
+        return AnswerChecker(cache_file=Path(args.cache_dir) / default_cache_file().name)
+    return AnswerChecker(cache_file=default_cache_file())
 
 
 def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -> int:
@@ -158,9 +128,20 @@ def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -
         return _finish_score(args, run, names)
 
 
-def partial(run) -> bool:
-    """True when a file, line or record was refused: data was lost, not just filled in."""
-    return any(issue.severity == "error" for issue in run.issues)
+def _progress(stream):
+    """A one-line progress bar on ``stream`` when it is a terminal, else nothing."""
+    if not stream.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        stream.write(f"\rscoring [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
 
 
 def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
@@ -179,3 +160,23 @@ def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
     lines = run.lines() if not names.names else map(names.json_line, run.lines())
     write_atomic(args.output, lines)
     return EXIT_PARTIAL if partial(run) else EXIT_OK
+
+
+def report_issues(result, errors_file: str | None, names: StreamNames | None = None) -> None:
+    """Print the first issues of a load (all with ``--verbose``); all go to ``errors_file``."""
+    names = names or StreamNames()
+    issues = [names.text(str(i)) for i in result.issues]
+    severities = [i.severity for i in result.issues]
+    shown = len(issues) if common.VERBOSITY > 0 else MAX_ISSUES_SHOWN
+    for severity, issue in list(zip(severities, issues, strict=True))[:shown]:
+        say(f"dagmath: {severity}: {issue}")
+    if len(issues) > shown:
+        hint = f" (all in {errors_file})" if errors_file else " (--errors FILE or -v for all)"
+        say(f"dagmath: ... {len(issues) - shown} more issues{hint}")
+    if errors_file:
+        write_atomic(errors_file, b"".join(i.encode() + b"\n" for i in issues))
+
+
+def partial(run) -> bool:
+    """True when a file, line or record was refused: data was lost, not just filled in."""
+    return any(issue.severity == "error" for issue in run.issues)
