@@ -93,24 +93,35 @@ def _model_name(focus: float, aversion: float) -> str:
     return f"sim-focus-{focus:g}" + (f"-aversion-{aversion:g}" if aversion else "")
 
 
-FOCUS = 2.4
-WEAK_FOCUS = 2.15
+FOCUS = 2.5
+WEAK_FOCUS = 2.4
+#: The five aversions of the models with focus FOCUS.
+AVERSIONS = (0.0, 0.3, 0.6, 0.9, 1.2)
 #: Chance that a gold step cites the one before it.
 CHAIN = 0.95
 #: Share of (not big) problems with a given that only a detour uses.
-SIDE_GIVEN_SHARE = 0.4
-#: Wrong answers drawn from each trap guess (more on harder problems).
-TRAP_SINKS = 10
+SIDE_GIVEN_SHARE = 0.3
+#: Trap guesses per problem, and the wrong answers drawn from each.
+TRAPS = 2
+TRAP_SINKS = 5
+#: Task DAG sizes (not big problems): the smallest size at the easiest (1) and the hardest (6)
+#: difficulty, linear in between, and how much larger a DAG may be drawn. Harder problems have
+#: longer gold derivations, so a walk meets more chances to leave it: PASS@1 and R̂ fall with
+#: difficulty, as in the paper's Figure 3.
+SIZE_EASIEST = 32
+SIZE_HARDEST = 36
+SIZE_SPREAD = 4
 #: Five models with one focus and rising wrong-sink aversion, and one weak model.
 SIM_MODELS = (
-    *(SimModel(_model_name(FOCUS, b), FOCUS, b) for b in (0.0, 0.5, 1.0, 1.5, 2.0)),
+    *(SimModel(_model_name(FOCUS, b), FOCUS, b) for b in AVERSIONS),
     SimModel(_model_name(WEAK_FOCUS, 0.0), WEAK_FOCUS, 0.0),
 )
 
-#: Datasets: name, problem ids, difficulties (cycled), domain, problem ids with a big DAG.
+#: Datasets: name, problem ids, difficulties (cycled), domain, problem ids with a big DAG
+#: (the paper's tail; each dataset's hardest problems).
 DATASETS = (
-    ("arith-word", range(101, 131), (1, 1.5, 2, 2.5, 3, 3.5, 4), "Arithmetic", (117, 129)),
-    ("olympiad-lite", range(201, 231), (3.5, 4, 4.5, 5, 5.5, 6), "Olympiad", (208, 224)),
+    ("arith-word", range(101, 131), (1, 1.5, 2, 2.5, 3, 3.5, 4), "Arithmetic", (114, 121, 128)),
+    ("olympiad-lite", range(201, 231), (3.5, 4, 4.5, 5, 5.5, 6), "Olympiad", (212, 218, 224, 230)),
 )
 
 
@@ -202,21 +213,24 @@ def generate_task_dag(
     - the gold derivation: each step cites one to three earlier facts, and one or two
       *pivot* steps are cited by many later steps (high out-degree);
     - the correct sink cites every gold step nothing else cites;
-    - detours, each leading to a wrong sink: restatements (a step that cites one gold step
-      and states exactly its numbers), commentary (no numbers), and wrong branches (chains
-      of one to four steps); every wrong sink cites a detour step, so a walk that only
-      visits the gold derivation never has a wrong sink to choose (its chance is then the
-      same whatever the wrong-sink aversion).
+    - detours, each leading to a wrong sink: two *traps* (a guess off an early step with
+      several wrong answers drawn from it), restatements (a step that cites one gold step
+      and states exactly its numbers), commentary (no numbers), and a wrong branch (a chain
+      of guesses); every wrong sink cites a detour step, so a walk that only visits the
+      gold derivation never has a wrong sink to choose (its chance is then the same
+      whatever the wrong-sink aversion).
 
-    25-40 nodes, harder problems larger; ``big`` gives 85-110 nodes (the paper's tail).
+    32-40 nodes, harder problems larger (a longer gold derivation: more chances to leave it);
+    ``big`` gives 100-120 nodes (the paper's tail).
     """
     rng = random.Random(f"task-dag/{dataset}/{problem_id}")
     hard = (difficulty - 1) / 5  # 0 (easiest) .. 1 (hardest)
-    size = rng.randint(100, 120) if big else rng.randint(30 + round(4 * hard), 36 + round(4 * hard))
+    low = SIZE_EASIEST + round((SIZE_HARDEST - SIZE_EASIEST) * hard)
+    size = rng.randint(100, 120) if big else rng.randint(low, low + SIZE_SPREAD)
     n_givens = rng.randint(3, 5)
     n_side = 2 if big else int(rng.random() < SIDE_GIVEN_SHARE)
-    n_traps = 1
-    trap_sinks = TRAP_SINKS + round(4 * hard)
+    n_traps = TRAPS
+    trap_sinks = TRAP_SINKS
     n_restate = 3 if big else 1 + (size > 33)
     n_remark = 1 if big or size > 35 else 0
     n_branch = 6 if big else 2 + (size > 36)
@@ -286,7 +300,7 @@ def generate_task_dag(
         value = rng.randint(2, 999)
         return add(f"$b_{{{b_index}}} = {value}$ (a guess)", "try another way", parents)
 
-    # Traps: a wrong guess off an early step, with several wrong answers drawn from it. A
+    # Traps: each a wrong guess off an early step, with several wrong answers drawn from it. A
     # walk that takes the guess is then likely to stop at one of them; aversion lowers that.
     early = givens + gold[: max(1, len(gold) // 3)]
     for _ in range(n_traps):

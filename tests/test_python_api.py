@@ -17,7 +17,7 @@ from pathlib import Path
 import dagmath_viz
 
 ROOT = Path(__file__).parents[1]
-RUN = ROOT / "sample_data" / "runs" / "sim-focus-2.15"
+RUN = ROOT / "sample_data" / "runs" / "sim-focus-2.4"
 
 
 def _example() -> str:

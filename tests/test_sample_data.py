@@ -67,10 +67,10 @@ def test_cli_with_the_documented_seed_reproduces_a_committed_file(tmp_path: Path
     # README: seed "<model>/<dataset>/<problem_id>", 12 samples; focus and aversion are in
     # the model's name, which is the name `dagmath simulate` gives by default.
     task = ROOT / "task_dags" / "olympiad-lite" / "problem_215.taskdag"
-    argv = [str(task), "--policy", "focused", "--focus", "2.4", "--wrong-sink-aversion", "1.5"]
-    argv += ["--samples", "12", "--seed", "sim-focus-2.4-aversion-1.5/olympiad-lite/215"]
+    argv = [str(task), "--policy", "focused", "--focus", "2.5", "--wrong-sink-aversion", "0.9"]
+    argv += ["--samples", "12", "--seed", "sim-focus-2.5-aversion-0.9/olympiad-lite/215"]
     assert simulate_main([*argv, "-o", str(tmp_path)]) == 0
-    rel = "sim-focus-2.4-aversion-1.5/olympiad-lite/problem_215_all_samples.json"
+    rel = "sim-focus-2.5-aversion-0.9/olympiad-lite/problem_215_all_samples.json"
     assert (tmp_path / rel).read_bytes() == (RUNS / rel).read_bytes()
 
 
@@ -139,10 +139,22 @@ def test_thirty_problems_per_dataset_over_every_difficulty_group() -> None:
 
 
 def test_task_dag_sizes_25_to_40_with_a_tail_past_80() -> None:
+    # Issue 12: task DAGs of 25-40 nodes and a tail past 80 (a few problems, not most).
     sizes = [len(json.loads(p.read_text(encoding="utf-8"))[0]["steps"]) for p in TASK_DAGS]
     tail = [n for n in sizes if n > 80]
-    assert 2 <= len(tail) <= 6
+    assert 1 <= len(tail) <= len(sizes) // 6
     assert all(25 <= n <= 40 for n in sizes if n <= 80)
+
+
+def test_harder_problems_have_larger_task_dags() -> None:
+    # Figure 3's shape comes from here: a harder problem has a longer derivation.
+    by_group: dict[int, list[int]] = {}
+    for path in TASK_DAGS:
+        (record,) = json.loads(path.read_text(encoding="utf-8"))
+        if len(record["steps"]) <= 80:
+            by_group.setdefault(math.ceil(record["difficulty"]), []).append(len(record["steps"]))
+    means = [sum(v) / len(v) for _, v in sorted(by_group.items())]
+    assert means[-1] >= means[0] + 2
 
 
 @pytest.mark.parametrize("path", TASK_DAGS[::7], ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -158,7 +170,7 @@ def test_task_dag_shape(path: Path, answer_checker) -> None:
     (correct,) = dag.correct_sinks
     assert dag.nodes[correct].text == f"{ENDING}{reference}}}$."
     wrong = [v for v in dag.sinks if v != correct]
-    assert len(wrong) >= 10  # a trap with many wrong answers, and a branch's
+    assert len(wrong) >= 10  # traps with many wrong answers, and a branch's
     for v in wrong:
         assert not answer_checker.check(reference, extract_boxed(dag.nodes[v].text)).equivalent
         # every wrong sink cites a detour, so a walk of gold steps never sees one
@@ -203,13 +215,16 @@ def test_five_aversion_models_and_one_weak(scored: pd.DataFrame) -> None:
 
 
 def test_shape_of_trajectories_matches_the_paper(scored: pd.DataFrame) -> None:
-    # Paper Table 1, All cohort: 15-37 nodes per trajectory on average, a tail to 121;
-    # density 11-20 %; max out-degree 2.9-11.2. Issue 12 asks for: mean steps 14-40,
-    # largest >= 80, density 9-22 %.
-    assert 14 <= scored["n_nodes"].mean() <= 40
+    # Paper Table 1, All cohort, per model and dataset: 15-37 nodes per trajectory on
+    # average, a heavy tail (to 121); density 11-20 %; max out-degree 2.9-11.2. Issue 12
+    # asks for at least: mean steps 14-40, largest >= 80, density 9-22 %. We hold every
+    # model x dataset group to the paper's own ranges.
+    means = scored.groupby(["model", "dataset"])[["n_nodes", "density", "max_out_degree"]].mean()
+    assert len(means) == 12
+    assert means["n_nodes"].between(15, 37).all(), means["n_nodes"]
+    assert means["density"].between(0.11, 0.20).all(), means["density"]
+    assert means["max_out_degree"].between(2.9, 11.2).all(), means["max_out_degree"]
     assert scored["n_nodes"].max() >= 80
-    assert 0.09 <= scored["density"].mean() <= 0.22
-    assert 2.9 <= scored["max_out_degree"].mean() <= 11.2
 
 
 def test_pass_at_1_spreads_while_r_hat_stays_flat(board: pd.DataFrame) -> None:
@@ -221,9 +236,24 @@ def test_pass_at_1_spreads_while_r_hat_stays_flat(board: pd.DataFrame) -> None:
 
 
 def test_gaps_and_pass_at_1_in_the_papers_range(board: pd.DataFrame) -> None:
-    # Paper: gap Δ = PASS@1 - R̂ between 5 and 43 points; the issue allows 3-50.
-    assert ((board["gap"] >= 0.03) & (board["gap"] <= 0.50)).all()
-    assert ((board["pass_at_1"] >= 0.10) & (board["pass_at_1"] <= 0.70)).all()
+    # Paper (issue 12's table): every gap Δ = PASS@1 - R̂ between 5 and 43 points, every
+    # PASS@1 between 12 and 63 %. The issue's own looser bounds (3-50) follow.
+    assert board["gap"].between(0.05, 0.43).all(), board["gap"]
+    assert board["pass_at_1"].between(0.12, 0.63).all(), board["pass_at_1"]
+
+
+def test_pass_at_1_and_r_hat_fall_with_difficulty(scored: pd.DataFrame) -> None:
+    # Paper Figure 3: both rates fall as problems get harder. Groups k = 1..6 hold
+    # difficulty (k - 1, k]; we ask the easier half to beat the harder half, and the
+    # hardest group to sit well below the easiest (not a fall at every step).
+    from dagmath_viz.tables import by_difficulty
+
+    groups = by_difficulty(scored, by=["difficulty_group"]).set_index("difficulty_group")
+    assert list(groups.index) == [1, 2, 3, 4, 5, 6]
+    for rate in ("pass_at_1", "r_hat"):
+        easy, hard = groups.loc[[1, 2, 3], rate].mean(), groups.loc[[4, 5, 6], rate].mean()
+        assert easy > hard, rate
+        assert groups.at[6, rate] < groups.at[1, rate] / 1.5, rate
 
 
 def test_aversion_lifts_pass_at_1(board: pd.DataFrame) -> None:
@@ -253,6 +283,20 @@ def test_restatements_and_unused_givens_appear_as_dead_ends(scored: pd.DataFrame
             restated += step.text.endswith("again.")
             unused += not step.parents
     assert restated >= 20 and unused >= 20
+
+
+def test_unused_givens_share_of_dead_ends_is_near_the_papers() -> None:
+    # Paper Appendix B: 2 of its 8 dead ends are unused givens. We ask for a share within
+    # a factor of two of that (1/8 to 4/8), and for restatements to occur (issue 12).
+    from dagmath_viz.corpus import load_corpus
+    from dagmath_viz.deadends import dead_end_table
+
+    corpus = load_corpus([RUNS])
+    rows = corpus.scored.index[corpus.scored["model"].str.startswith("sim-")]
+    table = dead_end_table(corpus.trajectory(row) for row in rows)
+    share = table["category"].value_counts(normalize=True)
+    assert 1 / 8 <= share["unused given"] <= 4 / 8, share
+    assert share["restatement"] > 0, share
 
 
 def test_illegal_cases_are_exactly_the_documented_ones(scored: pd.DataFrame) -> None:

@@ -32,7 +32,7 @@ HOSTILE = [
     f"[click](javascript:{PWN}) ![i](x)",
 ]
 # An imperfect simulated trajectory with two dead ends.
-README_QUERY = "?model=sim-focus-2.4-aversion-1&dataset=arith-word&problem=110&sample=1"
+README_QUERY = "?model=sim-focus-2.5-aversion-0.6&dataset=arith-word&problem=104&sample=1"
 
 
 def _hostile(i: int) -> str:

@@ -309,9 +309,9 @@ def _goto(page, url: str):
 
 
 def test_app_step_link_selects_the_dead_end_on_arrival(wide_page, page_events, app_url):
-    # Bundled data: sim-focus-2.15 / arith-word / 102 / sample 1, step 7 (position 6) is a dead
+    # Bundled data: sim-focus-2.4 / arith-word / 109 / sample 10, step 7 (position 6) is a dead
     # end (its record's dead_ends are [7]).
-    query = "model=sim-focus-2.15&dataset=arith-word&problem=102&sample=1&step=7"
+    query = "model=sim-focus-2.4&dataset=arith-word&problem=109&sample=10&step=7"
     frame = dag_frame(_goto(wide_page, f"{app_url}/trajectory?{query}"))
     assert frame.evaluate("() => dagmath.data.nodes[6].kind") == "dead_end"
     assert frame.locator("#dm-root").get_attribute("data-selected") == "6"

@@ -54,7 +54,7 @@ def test_landing_is_a_short_imperfect_trajectory_not_the_largest(monkeypatch):
 # A 9-step trajectory of the bundled data (steps 1..9; a link to one that does not exist
 # is refused, not replaced, so these must name a real one).
 def test_step_link_selects_in_the_view_and_a_stale_one_is_named(monkeypatch):
-    query = {"model": "sim-focus-2.15", "dataset": "arith-word", "problem": "102", "sample": "1"}
+    query = {"model": "sim-focus-2.4", "dataset": "arith-word", "problem": "109", "sample": "10"}
     at = _trajectory_page(monkeypatch, None, step="5", **query)
     assert _view_data(at)["view"]["selected"] == 4  # step 5 is at position 4
     assert not at.warning
@@ -64,7 +64,7 @@ def test_step_link_selects_in_the_view_and_a_stale_one_is_named(monkeypatch):
 
 
 def test_typeset_list_is_off_until_asked_then_paged(monkeypatch):
-    query = {"model": "sim-focus-2.15", "dataset": "arith-word", "problem": "102", "sample": "1"}
+    query = {"model": "sim-focus-2.4", "dataset": "arith-word", "problem": "109", "sample": "10"}
     at = _trajectory_page(monkeypatch, None, **query)
     before = len(at.markdown)
     at.toggle(key="traj_typeset_on").set_value(True).run()
