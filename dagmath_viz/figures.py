@@ -11,8 +11,9 @@ Two rules hold for every figure:
   other data-derived string is passed through :func:`text` (``html.escape``) first; plotly
   turns the entities back into the same characters on screen.
 - **One colour per model, from its name** (:func:`model_colour`, a stable hash into
-  :data:`MODEL_PALETTE`; :func:`assign_model_colours` moves a model whose slot another
-  model of the same source already holds to the next free one), the same on every page. Classes,
+  :data:`MODEL_PALETTE`; :func:`assign_model_colours` moves a model whose colour another
+  model of the same source already holds, or one much like it, to the next distinct one),
+  the same on every page. Classes,
   dead-end categories and overlap types have their own palettes, never the model one.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 from collections.abc import Iterable
 
 import pandas as pd
@@ -109,25 +111,50 @@ def model_colour(model: str) -> str:
 def assign_model_colours(models: Iterable[str]) -> dict[str, str]:
     """``{model: colour}`` for every model of a data source, no two alike (up to 24).
 
-    Each model takes :func:`model_colour` (its name's own slot) unless an earlier model,
-    in name order, holds that colour already; then it takes the next free slot. So a
-    model's colour depends only on its name and on which names share its source, never
-    on the page, the plot or the order the models appear in; and two models of one
-    source only share a colour when there are more models than colours.
+    Each model, in name order, takes :func:`model_colour` (its name's own slot) unless that
+    colour is taken or looks like one taken (closer than :data:`MIN_COLOUR_DISTANCE` in
+    CIELAB: Dark24 holds near-twins such as #FC0080 and #FB00D1); then it takes the next
+    slot that is neither, or failing that the next free one. So a model's colour depends
+    only on its name and on which names share its source, never on the page, the plot or
+    the order the models appear in; and two models of one source only share a colour when
+    there are more models than colours.
     """
     out: dict[str, str] = {}
-    used: set[str] = set()
+    used: list[str] = []
     n = len(MODEL_PALETTE)
     for model in sorted({str(m) for m in models}):
         first = MODEL_PALETTE.index(model_colour(model))
-        colour = next(
-            (MODEL_PALETTE[(first + k) % n] for k in range(n) if MODEL_PALETTE[(first + k) % n]
-             not in used),
-            MODEL_PALETTE[first],
-        )  # fmt: skip
+        slots = [MODEL_PALETTE[(first + k) % n] for k in range(n)]
+        free = [c for c in slots if c not in used]
+        distinct = [c for c in free if all(_lab_distance(c, u) >= MIN_COLOUR_DISTANCE
+                                            for u in used)]  # fmt: skip
+        colour = (distinct or free or slots)[0]
         out[model] = colour
-        used.add(colour)
+        used.append(colour)
     return out
+
+
+#: Two model colours closer than this (CIELAB ΔE*76) are told apart only side by side.
+MIN_COLOUR_DISTANCE = 45.0
+
+
+def _lab_distance(a: str, b: str) -> float:
+    """ΔE*76 between two ``#rrggbb`` colours (sRGB, D65)."""
+    return math.dist(_lab(a), _lab(b))
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 216 / 24389 else t * 24389 / 3132 + 16 / 116
+
+    r, g, b = (linear(int(colour[i : i + 2], 16) / 255) for i in (1, 3, 5))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
 
 
 def model_colours(models: Iterable[str], colours: dict[str, str] | None = None) -> dict[str, str]:

@@ -232,3 +232,30 @@ def test_paper_figures_use_the_model_colours_and_escape_names():
     by_name = {t.name: t.line.color for t in fig.data}
     assert by_name[figures.text(BEACON)] == colours[BEACON] and by_name["b"] == colours["b"]
     assert '<span style=\\"background' not in fig.to_json()
+
+
+def test_lab_distance_of_known_colours():
+    # white is L* = 100 and black L* = 0, both with a* = b* = 0: ΔE = 100
+    assert abs(figures._lab_distance("#FFFFFF", "#000000") - 100.0) < 0.01
+    assert figures._lab_distance("#2E91E5", "#2E91E5") == 0.0
+
+
+def test_near_twin_colours_are_not_given_to_two_models():
+    """Dark24's #FC0080 and #FB00D1 look alike in a legend; the bundled sample data once
+    drew sim-focus-2.5-aversion-0.3 and -0.6 in them, side by side."""
+    assert figures._lab_distance("#FC0080", "#FB00D1") < figures.MIN_COLOUR_DISTANCE
+    names = [f"model-{i}" for i in range(400)]
+    pink = next(n for n in names if figures.model_colour(n) == "#FC0080")
+    magenta = next(n for n in names if figures.model_colour(n) == "#FB00D1")
+    colours = figures.assign_model_colours([pink, magenta])
+    first, second = sorted([pink, magenta])
+    assert colours[first] == figures.model_colour(first)  # the first keeps its own
+    assert figures._lab_distance(colours[first], colours[second]) >= 45.0
+    # the bundled sample models: ten colours, no two closer than the limit
+    aversions = [f"sim-focus-2.5-aversion-{b}" for b in ("0.3", "0.6", "0.9", "1.2")]
+    bundled = ["gsm-bfs", "gsm-dfs", "gsm-overlap", "gsm-shortest", "sim-focus-2.4",
+               "sim-focus-2.5", *aversions]  # fmt: skip
+    chosen = list(figures.assign_model_colours(bundled).values())
+    assert len(set(chosen)) == 10
+    assert min(figures._lab_distance(a, b) for i, a in enumerate(chosen)
+               for b in chosen[i + 1:]) >= 45.0  # fmt: skip
