@@ -16,6 +16,10 @@ the starter is gone. ``PR_SET_PDEATHSIG`` is not set on the worker itself: Linux
 when the *thread* that started the child ends, and the scorer starts its worker from
 short-lived threads. The watchdog sets it instead, on itself, with the worker's main thread
 as its parent, so it dies with the worker.
+
+The module reads top down, each function before the ones it calls: :func:`main`, the
+watchdog it starts first, and the watchdog's two helpers (its own parent-death signal, a
+pid's parent read from ``/proc``).
 """
 
 from __future__ import annotations
@@ -31,28 +35,45 @@ MEMO_SIZE = 4096
 WATCH_INTERVAL = 0.25  # seconds between the watchdog's looks at the starter
 
 
-def _parent_of(pid: int) -> int | None:
-    """The parent pid of ``pid`` as the kernel has it now (Linux), else None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after it
-    return int(stat[stat.rindex(b")") + 2 :].split()[1])
+def main() -> None:  # pragma: no cover - exercised through AnswerChecker
+    _start_watchdog()
+    logging.disable(logging.WARNING)  # math-verify warns that its timeouts are off
+    from math_verify import parse, verify
+
+    memo: dict[str, list] = {}
+
+    def parsed(answer: str) -> list:
+        hit = memo.get(answer)
+        if hit is None:
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            hit = memo[answer] = parse("\\boxed{" + answer + "}", parsing_timeout=None)
+        return hit
+
+    for line in sys.stdin:
+        try:
+            reference, prediction = json.loads(line)
+            ok = bool(verify(parsed(reference), parsed(prediction), timeout_seconds=None))
+            out = ["verified" if ok else "different", ok]
+        except BaseException as exc:  # noqa: BLE001 - math-verify raises BaseException subclasses
+            out = [f"error: {type(exc).__name__}", False]
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
 
 
-def _set_parent_death_signal() -> None:
-    """Ask Linux to SIGKILL this process when its parent thread ends (best effort)."""
-    if not sys.platform.startswith("linux"):
+def _start_watchdog() -> None:
+    """Fork the watchdog (POSIX); it holds none of the worker's pipes."""
+    if not hasattr(os, "fork"):
         return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    worker, starter = os.getpid(), os.getppid()
+    if os.fork() == 0:  # pragma: no cover - the child
+        try:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # keep no end of the worker's pipes open
+                os.dup2(devnull, fd)
+            _watch(worker, starter)
+        finally:
+            os._exit(0)
 
 
 def _watch(worker: int, starter: int) -> None:  # pragma: no cover - runs in the fork
@@ -80,45 +101,28 @@ def _watch(worker: int, starter: int) -> None:  # pragma: no cover - runs in the
         time.sleep(WATCH_INTERVAL)
 
 
-def _start_watchdog() -> None:
-    """Fork the watchdog (POSIX); it holds none of the worker's pipes."""
-    if not hasattr(os, "fork"):
+def _set_parent_death_signal() -> None:
+    """Ask Linux to SIGKILL this process when its parent thread ends (best effort)."""
+    if not sys.platform.startswith("linux"):
         return
-    worker, starter = os.getpid(), os.getppid()
-    if os.fork() == 0:  # pragma: no cover - the child
-        try:
-            devnull = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):  # keep no end of the worker's pipes open
-                os.dup2(devnull, fd)
-            _watch(worker, starter)
-        finally:
-            os._exit(0)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
-def main() -> None:  # pragma: no cover - exercised through AnswerChecker
-    _start_watchdog()
-    logging.disable(logging.WARNING)  # math-verify warns that its timeouts are off
-    from math_verify import parse, verify
-
-    memo: dict[str, list] = {}
-
-    def parsed(answer: str) -> list:
-        hit = memo.get(answer)
-        if hit is None:
-            if len(memo) >= MEMO_SIZE:
-                memo.clear()
-            hit = memo[answer] = parse("\\boxed{" + answer + "}", parsing_timeout=None)
-        return hit
-
-    for line in sys.stdin:
-        try:
-            reference, prediction = json.loads(line)
-            ok = bool(verify(parsed(reference), parsed(prediction), timeout_seconds=None))
-            out = ["verified" if ok else "different", ok]
-        except BaseException as exc:  # noqa: BLE001 - math-verify raises BaseException subclasses
-            out = [f"error: {type(exc).__name__}", False]
-        sys.stdout.write(json.dumps(out) + "\n")
-        sys.stdout.flush()
+def _parent_of(pid: int) -> int | None:
+    """The parent pid of ``pid`` as the kernel has it now (Linux), else None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after it
+    return int(stat[stat.rindex(b")") + 2 :].split()[1])
 
 
 if __name__ == "__main__":

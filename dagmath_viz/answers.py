@@ -12,6 +12,12 @@ Plain numbers (integers, decimals, ``a/b`` and ``\\frac{a}{b}``) are compared ex
 exactly too (decimals after rounding to 6 places), so the fast path decides only where the
 two agree and leaves close decimals to math-verify (``tests/test_pipeline.py`` checks the
 agreement pair by pair against math-verify).
+
+The module reads top down, each function before the ones it calls: the predicted answer
+(:func:`predicted_answer`, :func:`extract_boxed`), the process-wide check
+(:func:`is_equivalent`, :func:`default_checker`), :class:`AnswerChecker` (its batch check
+first, the worker process last), the quick verdicts it tries before the worker (plain
+numbers, exact forms), its cache file, and last :class:`Verdict`, which all of them return.
 """
 
 from __future__ import annotations
@@ -46,7 +52,17 @@ __all__ = [
     "predicted_answer",
 ]
 
+
+# --------------------------------------------------------------------------- the predicted answer
+
+
 _BOXED = ("\\boxed", "\\fbox")
+
+
+def predicted_answer(final_text: str) -> str:
+    """The predicted answer: the last boxed content of the final step, else its whole text."""
+    boxed = extract_boxed(final_text)
+    return boxed if boxed is not None else final_text.strip()
 
 
 def extract_boxed(text: str) -> str | None:
@@ -116,168 +132,29 @@ def _balanced(text: str, open_brace: int) -> str | None:
     return None
 
 
-def predicted_answer(final_text: str) -> str:
-    """The predicted answer: the last boxed content of the final step, else its whole text."""
-    boxed = extract_boxed(final_text)
-    return boxed if boxed is not None else final_text.strip()
+# --------------------------------------------------------------------------- the process-wide check
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Outcome of one equivalence check; ``reason`` is equal|verified|different|timeout|error."""
-
-    equivalent: bool
-    reason: str
+def is_equivalent(reference: str, prediction: str) -> bool:
+    """``verify(reference, prediction)`` through the default checker."""
+    return default_checker().check(reference, prediction).equivalent
 
 
-def _normalise(answer: str) -> str:
-    return " ".join(answer.split()).strip().strip("$").strip()
+_default: AnswerChecker | None = None
+_default_lock = threading.Lock()
 
 
-# Canonical plain numbers only: no leading zeros, no spaces, at most 12 digits per integer
-# part, so math-verify reads them as the same exact Integer/Rational (or a 15-digit Float).
-_DIGITS = r"(?:0|[1-9]\d{0,11})"
-_PLAIN_NUMBER = re.compile(
-    rf"(?P<sign>-?)(?:(?P<int>{_DIGITS})(?:\.(?P<dec>\d{{1,12}}))?"
-    rf"|(?P<num>{_DIGITS})/(?P<den>[1-9]\d{{0,11}})"
-    rf"|\\[dt]?frac\{{(?P<fnum>{_DIGITS})\}}\{{(?P<fden>[1-9]\d{{0,11}})\}})"
-)
-#: decimals this close are left to math-verify (it compares floats after rounding to 6 places)
-_DECIMAL_MARGIN = Fraction(1, 10**5)
+def default_checker() -> AnswerChecker:
+    """The process-wide checker (one worker, one cache)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = AnswerChecker()
+            atexit.register(_default.close)
+        return _default
 
 
-def _plain_number(text: str) -> tuple[Fraction, bool] | None:
-    """(value, is_exact) of a canonical plain number, else None (decimals are not exact)."""
-    m = _PLAIN_NUMBER.fullmatch(text)
-    if m is None:
-        return None
-    sign = -1 if m["sign"] else 1
-    if m["int"] is not None:
-        if m["dec"] is None:
-            return Fraction(sign * int(m["int"])), True
-        if len(m["int"].lstrip("0")) + len(m["dec"]) > 12:
-            return None  # beyond what a 15-digit float holds with room to spare
-        return sign * Fraction(int(m["int"] + m["dec"]), 10 ** len(m["dec"])), False
-    num, den = (m["num"], m["den"]) if m["num"] is not None else (m["fnum"], m["fden"])
-    return sign * Fraction(int(num), int(den)), True
-
-
-def number_verdict(reference: str, prediction: str) -> Verdict | None:
-    """The verdict on two plain numbers when it is certain without math-verify, else None.
-
-    >>> number_verdict("3/7", r"\\frac{6}{14}")
-    Verdict(equivalent=True, reason='verified')
-    >>> number_verdict("12", "-12")
-    Verdict(equivalent=False, reason='different')
-    >>> number_verdict("x + 1", "1") is None
-    True
-    """
-    a = _plain_number(_normalise(reference))
-    if a is None:
-        return None
-    b = _plain_number(_normalise(prediction))
-    if b is None:
-        return None
-    if a[0] == b[0]:
-        return Verdict(True, "verified")
-    if a[1] and b[1]:
-        return Verdict(False, "different")
-    if abs(a[0] - b[0]) > _DECIMAL_MARGIN * max(1, abs(a[0]), abs(b[0])):
-        return Verdict(False, "different")
-    return None  # close decimals: math-verify's rounding decides
-
-
-def _exact_verdict(reference: str, prediction: str) -> Verdict | None:
-    """Common forms (radicals, pi, tuples, polynomials in x) read exactly: see exactforms."""
-    from dagmath_viz.exactforms import exact_verdict
-
-    ok = exact_verdict(reference, prediction)
-    return None if ok is None else Verdict(ok, "verified" if ok else "different")
-
-
-def default_cache_file() -> Path:
-    """Where ``dagmath score`` keeps verdicts between runs.
-
-    ``$DAGMATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/dagmath-viz``, else
-    ``~/.cache/dagmath-viz``; one file per math-verify version, so an upgrade starts afresh.
-    """
-    root = os.environ.get("DAGMATH_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME")
-        if not base:
-            try:
-                base = str(Path.home() / ".cache")
-            except RuntimeError:  # no home folder (a bare container): a temporary one
-                import tempfile
-
-                base = tempfile.gettempdir()
-        root = str(Path(base) / "dagmath-viz")
-    return Path(root) / f"verdicts-v1-math-verify-{_math_verify_version()}.jsonl"
-
-
-def _math_verify_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("math-verify")
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _read_verdicts(path: Path) -> tuple[dict[tuple[str, str], Verdict], int]:
-    """The verdicts a cache file holds (first one per key), and its count of lines.
-
-    A missing or unreadable file holds none; a torn or foreign line is ignored.
-    """
-    try:
-        documents = list(jsonio.read_jsonl(path))
-    except InputError:
-        return {}, 0  # no cache yet, or an unreadable one: start empty
-    verdicts: dict[tuple[str, str], Verdict] = {}
-    for document in documents:
-        try:
-            ref, pred, ok, reason = document.value
-        except (TypeError, ValueError):
-            continue  # a torn or foreign line (or an InputError): ignore it
-        if (
-            isinstance(ref, str)
-            and isinstance(pred, str)
-            and (reason, ok) in (("verified", True), ("different", False))
-        ):
-            verdicts.setdefault((ref, pred), Verdict(ok, reason))
-    return verdicts, len(documents)
-
-
-class _exclusive_lock:  # noqa: N801 - used as a context manager, like a function
-    """An exclusive ``flock`` on the folder ``path`` for the ``with`` block.
-
-    The cache's folder is locked rather than a lock file beside the cache: nothing more is
-    written there, and the cache file itself cannot hold the lock, since each save
-    replaces it. Where a folder cannot be locked (Windows), this locks nothing and
-    concurrent saves may drop each other's new verdicts, never corrupt the file.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd: int | None = None
-
-    def __enter__(self) -> None:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            return
-        self.fd = os.open(self.path, os.O_RDONLY)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-        except OSError:
-            os.close(self.fd)
-            self.fd = None
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing releases the lock
-            self.fd = None
+# --------------------------------------------------------------------------- the checker
 
 
 class AnswerChecker:
@@ -305,43 +182,6 @@ class AnswerChecker:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._starter: threading.Thread | None = None
-
-    def quick_verdict(self, reference: str, prediction: str) -> Verdict | None:
-        """The verdict when no worker is needed (cached, equal texts, plain numbers), else None."""
-        key = (reference, prediction)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
-        if not self._disk_loaded:
-            self._load_cache_file()
-            cached = self._cache.get(key)
-            if cached is not None:
-                return cached
-        ref, pred = _normalise(reference), _normalise(prediction)
-        if ref == pred:
-            verdict = Verdict(True, "equal")
-        elif not ref or not pred:
-            verdict = Verdict(False, "different")
-        else:
-            verdict = number_verdict(ref, pred) or _exact_verdict(ref, pred)
-        if verdict is not None:
-            self._cache[key] = verdict
-        return verdict
-
-    def check(self, reference: str, prediction: str) -> Verdict:
-        """Is ``prediction`` equivalent to ``reference``? Never raises, never hangs."""
-        verdict = self.quick_verdict(reference, prediction)
-        if verdict is not None:
-            return verdict
-        key = (reference, prediction)
-        with self._lock:
-            verdict = self._cache.get(key)
-            if verdict is None:
-                verdict = self._ask_worker(reference, prediction)
-                if verdict.reason in ("verified", "different"):
-                    self._learned.append((reference, prediction, verdict))
-                self._cache[key] = verdict
-        return verdict
 
     #: a check running this long is presumed pathological: another worker may join
     SLOW_CHECK_SECONDS = 0.5
@@ -431,25 +271,50 @@ class AnswerChecker:
             if verdict.reason in ("verified", "different"):
                 self._learned.append((reference, prediction, verdict))
 
-    def prestart(self) -> None:
-        """Start the worker in the background, so that the first check finds it ready.
+    def check(self, reference: str, prediction: str) -> Verdict:
+        """Is ``prediction`` equivalent to ``reference``? Never raises, never hangs."""
+        verdict = self.quick_verdict(reference, prediction)
+        if verdict is not None:
+            return verdict
+        key = (reference, prediction)
+        with self._lock:
+            verdict = self._cache.get(key)
+            if verdict is None:
+                verdict = self._ask_worker(reference, prediction)
+                if verdict.reason in ("verified", "different"):
+                    self._learned.append((reference, prediction, verdict))
+                self._cache[key] = verdict
+        return verdict
 
-        Importing math-verify takes a second or two; a caller that knows checks will come
-        (``dagmath score`` on meeting the first pair no fast path decides) overlaps it with
-        other work.
-        """
+    def quick_verdict(self, reference: str, prediction: str) -> Verdict | None:
+        """The verdict when no worker is needed (cached, equal texts, plain numbers), else None."""
+        key = (reference, prediction)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if not self._disk_loaded:
+            self._load_cache_file()
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        ref, pred = _normalise(reference), _normalise(prediction)
+        if ref == pred:
+            verdict = Verdict(True, "equal")
+        elif not ref or not pred:
+            verdict = Verdict(False, "different")
+        else:
+            verdict = number_verdict(ref, pred) or _exact_verdict(ref, pred)
+        if verdict is not None:
+            self._cache[key] = verdict
+        return verdict
 
-        def start() -> None:
-            with self._lock:
-                if self._proc is None or self._proc.poll() is not None:
-                    try:
-                        self._start()
-                    except (OSError, RuntimeError):
-                        pass  # the next check retries and reports the error
-
-        if self._starter is None or not self._starter.is_alive():
-            self._starter = threading.Thread(target=start, name="dagmath-verify-start", daemon=True)
-            self._starter.start()
+    def _load_cache_file(self) -> None:
+        with self._disk_lock:
+            if self._disk_loaded:
+                return
+            for key, verdict in _read_verdicts(self.cache_file)[0].items():
+                self._cache.setdefault(key, verdict)
+            self._disk_loaded = True
 
     def save(self) -> None:
         """Merge the worker's verdicts found since the last save into ``cache_file``.
@@ -486,13 +351,25 @@ class AnswerChecker:
         except OSError:
             pass
 
-    def _load_cache_file(self) -> None:
-        with self._disk_lock:
-            if self._disk_loaded:
-                return
-            for key, verdict in _read_verdicts(self.cache_file)[0].items():
-                self._cache.setdefault(key, verdict)
-            self._disk_loaded = True
+    def prestart(self) -> None:
+        """Start the worker in the background, so that the first check finds it ready.
+
+        Importing math-verify takes a second or two; a caller that knows checks will come
+        (``dagmath score`` on meeting the first pair no fast path decides) overlaps it with
+        other work.
+        """
+
+        def start() -> None:
+            with self._lock:
+                if self._proc is None or self._proc.poll() is not None:
+                    try:
+                        self._start()
+                    except (OSError, RuntimeError):
+                        pass  # the next check retries and reports the error
+
+        if self._starter is None or not self._starter.is_alive():
+            self._starter = threading.Thread(target=start, name="dagmath-verify-start", daemon=True)
+            self._starter.start()
 
     def _ask_worker(self, reference: str, prediction: str) -> Verdict:
         if self._proc is None or self._proc.poll() is not None:
@@ -512,11 +389,10 @@ class AnswerChecker:
         self._stop()
         return Verdict(False, "timeout")
 
-    def _readline(self, timeout: float) -> str | None:
-        """One line from the worker, or None when the deadline passes first."""
-        out = self._proc.stdout
-        ready, _, _ = select.select([out], [], [], timeout)
-        return out.readline() if ready else None
+    def close(self) -> None:
+        """Stop the worker process (it is restarted on the next check)."""
+        with self._lock:
+            self._stop()
 
     def _start(self) -> None:
         self._proc = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
@@ -534,6 +410,12 @@ class AnswerChecker:
             self._stop()
             raise RuntimeError("the answer-check worker did not start")
 
+    def _readline(self, timeout: float) -> str | None:
+        """One line from the worker, or None when the deadline passes first."""
+        out = self._proc.stdout
+        ready, _, _ = select.select([out], [], [], timeout)
+        return out.readline() if ready else None
+
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
@@ -545,26 +427,169 @@ class AnswerChecker:
                 except OSError:
                     pass
 
-    def close(self) -> None:
-        """Stop the worker process (it is restarted on the next check)."""
-        with self._lock:
-            self._stop()
+
+# --------------------------------------------------------------------------- quick verdicts
 
 
-_default: AnswerChecker | None = None
-_default_lock = threading.Lock()
+# Canonical plain numbers only: no leading zeros, no spaces, at most 12 digits per integer
+# part, so math-verify reads them as the same exact Integer/Rational (or a 15-digit Float).
+_DIGITS = r"(?:0|[1-9]\d{0,11})"
+_PLAIN_NUMBER = re.compile(
+    rf"(?P<sign>-?)(?:(?P<int>{_DIGITS})(?:\.(?P<dec>\d{{1,12}}))?"
+    rf"|(?P<num>{_DIGITS})/(?P<den>[1-9]\d{{0,11}})"
+    rf"|\\[dt]?frac\{{(?P<fnum>{_DIGITS})\}}\{{(?P<fden>[1-9]\d{{0,11}})\}})"
+)
+#: decimals this close are left to math-verify (it compares floats after rounding to 6 places)
+_DECIMAL_MARGIN = Fraction(1, 10**5)
 
 
-def default_checker() -> AnswerChecker:
-    """The process-wide checker (one worker, one cache)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = AnswerChecker()
-            atexit.register(_default.close)
-        return _default
+def number_verdict(reference: str, prediction: str) -> Verdict | None:
+    """The verdict on two plain numbers when it is certain without math-verify, else None.
+
+    >>> number_verdict("3/7", r"\\frac{6}{14}")
+    Verdict(equivalent=True, reason='verified')
+    >>> number_verdict("12", "-12")
+    Verdict(equivalent=False, reason='different')
+    >>> number_verdict("x + 1", "1") is None
+    True
+    """
+    a = _plain_number(_normalise(reference))
+    if a is None:
+        return None
+    b = _plain_number(_normalise(prediction))
+    if b is None:
+        return None
+    if a[0] == b[0]:
+        return Verdict(True, "verified")
+    if a[1] and b[1]:
+        return Verdict(False, "different")
+    if abs(a[0] - b[0]) > _DECIMAL_MARGIN * max(1, abs(a[0]), abs(b[0])):
+        return Verdict(False, "different")
+    return None  # close decimals: math-verify's rounding decides
 
 
-def is_equivalent(reference: str, prediction: str) -> bool:
-    """``verify(reference, prediction)`` through the default checker."""
-    return default_checker().check(reference, prediction).equivalent
+def _plain_number(text: str) -> tuple[Fraction, bool] | None:
+    """(value, is_exact) of a canonical plain number, else None (decimals are not exact)."""
+    m = _PLAIN_NUMBER.fullmatch(text)
+    if m is None:
+        return None
+    sign = -1 if m["sign"] else 1
+    if m["int"] is not None:
+        if m["dec"] is None:
+            return Fraction(sign * int(m["int"])), True
+        if len(m["int"].lstrip("0")) + len(m["dec"]) > 12:
+            return None  # beyond what a 15-digit float holds with room to spare
+        return sign * Fraction(int(m["int"] + m["dec"]), 10 ** len(m["dec"])), False
+    num, den = (m["num"], m["den"]) if m["num"] is not None else (m["fnum"], m["fden"])
+    return sign * Fraction(int(num), int(den)), True
+
+
+def _exact_verdict(reference: str, prediction: str) -> Verdict | None:
+    """Common forms (radicals, pi, tuples, polynomials in x) read exactly: see exactforms."""
+    from dagmath_viz.exactforms import exact_verdict
+
+    ok = exact_verdict(reference, prediction)
+    return None if ok is None else Verdict(ok, "verified" if ok else "different")
+
+
+def _normalise(answer: str) -> str:
+    return " ".join(answer.split()).strip().strip("$").strip()
+
+
+# --------------------------------------------------------------------------- the cache file
+
+
+def default_cache_file() -> Path:
+    """Where ``dagmath score`` keeps verdicts between runs.
+
+    ``$DAGMATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/dagmath-viz``, else
+    ``~/.cache/dagmath-viz``; one file per math-verify version, so an upgrade starts afresh.
+    """
+    root = os.environ.get("DAGMATH_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME")
+        if not base:
+            try:
+                base = str(Path.home() / ".cache")
+            except RuntimeError:  # no home folder (a bare container): a temporary one
+                import tempfile
+
+                base = tempfile.gettempdir()
+        root = str(Path(base) / "dagmath-viz")
+    return Path(root) / f"verdicts-v1-math-verify-{_math_verify_version()}.jsonl"
+
+
+def _math_verify_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("math-verify")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _read_verdicts(path: Path) -> tuple[dict[tuple[str, str], Verdict], int]:
+    """The verdicts a cache file holds (first one per key), and its count of lines.
+
+    A missing or unreadable file holds none; a torn or foreign line is ignored.
+    """
+    try:
+        documents = list(jsonio.read_jsonl(path))
+    except InputError:
+        return {}, 0  # no cache yet, or an unreadable one: start empty
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    for document in documents:
+        try:
+            ref, pred, ok, reason = document.value
+        except (TypeError, ValueError):
+            continue  # a torn or foreign line (or an InputError): ignore it
+        if (
+            isinstance(ref, str)
+            and isinstance(pred, str)
+            and (reason, ok) in (("verified", True), ("different", False))
+        ):
+            verdicts.setdefault((ref, pred), Verdict(ok, reason))
+    return verdicts, len(documents)
+
+
+class _exclusive_lock:  # noqa: N801 - used as a context manager, like a function
+    """An exclusive ``flock`` on the folder ``path`` for the ``with`` block.
+
+    The cache's folder is locked rather than a lock file beside the cache: nothing more is
+    written there, and the cache file itself cannot hold the lock, since each save
+    replaces it. Where a folder cannot be locked (Windows), this locks nothing and
+    concurrent saves may drop each other's new verdicts, never corrupt the file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            return
+        self.fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError:
+            os.close(self.fd)
+            self.fd = None
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = None
+
+
+# --------------------------------------------------------------------------- the verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Outcome of one equivalence check; ``reason`` is equal|verified|different|timeout|error."""
+
+    equivalent: bool
+    reason: str

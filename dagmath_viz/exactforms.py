@@ -14,6 +14,12 @@ to math-verify. A verdict is given only where it is certain to match math-verify
 (``tests/test_exactforms.py`` checks thousands of generated spellings against math-verify):
 equal values are equivalent; values whose numbers differ by more than a relative 1e-5 are
 different; anything closer is left to math-verify's rounding.
+
+The module reads top down, each function before the ones it calls: after the constants
+(the value type, the limits of the subset, the tokens), comparing two answers
+(:func:`exact_verdict`), reading one (:func:`read_value`, its tokens, its recursive-descent
+parser), the arithmetic on canonical values, and last the exception for a text outside
+the subset.
 """
 
 from __future__ import annotations
@@ -53,8 +59,111 @@ _THOUSANDS = re.compile(r"-?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
 _SENTENCE = re.compile(r"\s*The answer is\s+(?P<answer>[^$]*?)\s*\.?\s*")
 
 
-class _Unread(Exception):
-    """The text is outside the subset this module reads exactly."""
+# --------------------------------------------------------------------------- comparing two answers
+
+
+def exact_verdict(reference: str, prediction: str) -> bool | None:
+    """True/False when the exact reading decides the pair as math-verify would, else None.
+
+    >>> exact_verdict(r"2\\sqrt{3}", r"\\sqrt{12}")
+    True
+    >>> exact_verdict(r"\\frac{3\\pi}{4}", r"3\\pi/4")
+    True
+    >>> exact_verdict("(2, 3)", "(3, 2)")
+    False
+    >>> exact_verdict("x^2-49", "(x-7)(x+7)")
+    True
+    >>> exact_verdict("5 apples", "5") is None
+    True
+    """
+    a = read_value(reference)
+    if a is None:
+        return None
+    b = read_value(prediction)
+    if b is None:
+        return None
+    shape_a, va, exact_a = a
+    shape_b, vb, exact_b = b
+    if shape_a != shape_b or len(va) != len(vb):
+        return False  # a tuple against a number, or tuples of different lengths
+    if va == vb:
+        return True
+    if exact_a and exact_b and all(_rational(x) for x in (*va, *vb)):
+        return False  # exact rationals (no decimal written): math-verify compares them exactly
+    if all(x == y or _far(x, y) for x, y in zip(va, vb, strict=True)):
+        return False
+    return None
+
+
+def _far(a: Value, b: Value) -> bool:
+    """Are the two values far apart (relative 1e-5) at a few points of x?"""
+    if a.keys() != b.keys() and any(d for (_, _, d) in (*a, *b)):
+        # different polynomials in x: compare at points where they cannot agree by accident
+        points = (0.5, 1.7, 2.9, -1.3)
+    else:
+        points = (1.0,)
+    for x in points:
+        va, vb = _numeric(a, x), _numeric(b, x)
+        if abs(va - vb) <= 1e-5 * max(1.0, abs(va), abs(vb)):
+            return False
+    return True
+
+
+def _numeric(v: Value, x: float) -> float:
+    return sum(float(c) * math.sqrt(r) * math.pi**k * x**d for (r, k, d), c in v.items())
+
+
+# --------------------------------------------------------------------------- reading one answer
+
+
+@lru_cache(maxsize=65536)  # each distinct string is read once: answers repeat a lot
+def read_value(text: str) -> tuple[str, tuple[Value, ...], bool] | None:
+    """Read ``text`` into (shape, values, exact), or None when outside the subset.
+
+    ``shape`` is ``"value"`` for one value and ``"()"`` for a parenthesised tuple of two or
+    more values; ``exact`` is False when a decimal is written (math-verify rounds those).
+    The result is cached and shared: do not modify it.
+
+    >>> read_value(r"2\\sqrt{3}")[1] == read_value(r"\\sqrt{12}")[1]
+    True
+    >>> read_value("the answer") is None
+    True
+    """
+    sentence = _SENTENCE.fullmatch(text)
+    if sentence is not None:
+        text = sentence["answer"]  # math-verify reads the answer out of such a sentence
+    if _THOUSANDS.fullmatch(text.strip()):
+        text = text.replace(",", "")  # math-verify reads "1,234,567" as one integer
+    try:
+        toks = _tokens(text)
+    except _Unread:
+        return None
+    if not toks:
+        return None
+    exact = not any(kind == "num" and "." in tok for kind, tok in toks)
+    try:
+        if toks[0][1] == "(" and any(t[1] == "," for t in toks):
+            p = _Parser(toks)
+            p.take("(")
+            items = [p.expr()]
+            while p.at(","):
+                p.i += 1
+                items.append(p.expr())
+            p.take(")")
+            if p.i != len(toks) or len(items) < 2 or sentence is not None:
+                return None  # math-verify does not read a tuple out of a sentence
+            return "()", tuple(items), exact
+        p = _Parser(toks)
+        v = p.expr()
+        if p.i != len(toks) or (sentence is not None and not _rational(v)):
+            return None
+        return "value", (v,), exact
+    except (_Unread, ZeroDivisionError, OverflowError):
+        return None
+
+
+def _rational(v: Value) -> bool:
+    return all(key == (1, 0, 0) for key in v)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -85,57 +194,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _mul(a: Value, b: Value) -> Value:
-    out: Value = {}
-    for (r1, k1, d1), c1 in a.items():
-        for (r2, k2, d2), c2 in b.items():
-            g = math.gcd(r1, r2)
-            # sqrt(r1)*sqrt(r2) = g*sqrt(r1/g * r2/g), both square-free: r1/g, r2/g coprime
-            r = (r1 // g) * (r2 // g)
-            key = (r, k1 + k2, d1 + d2)
-            out[key] = out.get(key, 0) + c1 * c2 * g
-    out = {k: c for k, c in out.items() if c}
-    if len(out) > _MAX_TERMS:
-        raise _Unread
-    return out
-
-
-def _add(a: Value, b: Value, sign: int = 1) -> Value:
-    out = dict(a)
-    for k, c in b.items():
-        out[k] = out.get(k, 0) + sign * c
-    return {k: c for k, c in out.items() if c}
-
-
-@lru_cache(maxsize=4096)
-def _sqrt_of(n: int) -> tuple[int, int]:
-    """(outside, square-free inside) with ``sqrt(n) = outside * sqrt(inside)``."""
-    outside, inside, p = 1, n, 2
-    while p * p <= inside:
-        while inside % (p * p) == 0:
-            inside //= p * p
-            outside *= p
-        p += 1
-    return outside, inside
-
-
 class _Parser:
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self.toks = tokens
         self.i = 0
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def take(self, tok: str) -> None:
-        t = self.peek()
-        if t is None or t[1] != tok:
-            raise _Unread
-        self.i += 1
-
-    def at(self, tok: str) -> bool:
-        t = self.peek()
-        return t is not None and t[1] == tok
 
     def expr(self) -> Value:
         value: Value = {}
@@ -195,12 +257,6 @@ class _Parser:
             return out
         return base
 
-    def group(self) -> Value:
-        self.take("{")
-        v = self.expr()
-        self.take("}")
-        return v
-
     def atom(self) -> Value:
         t = self.peek()
         if t is None:
@@ -246,6 +302,28 @@ class _Parser:
             return v
         raise _Unread
 
+    def group(self) -> Value:
+        self.take("{")
+        v = self.expr()
+        self.take("}")
+        return v
+
+    def take(self, tok: str) -> None:
+        t = self.peek()
+        if t is None or t[1] != tok:
+            raise _Unread
+        self.i += 1
+
+    def at(self, tok: str) -> bool:
+        t = self.peek()
+        return t is not None and t[1] == tok
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+
+# --------------------------------------------------------------------------- arithmetic on values
+
 
 def _const(c: Fraction) -> Value:
     return {(1, 0, 0): c} if c else {}
@@ -276,102 +354,42 @@ def _sqrt(v: Value) -> Value:
     return {(inside, 0, 0): Fraction(outside, q)}
 
 
-@lru_cache(maxsize=65536)  # each distinct string is read once: answers repeat a lot
-def read_value(text: str) -> tuple[str, tuple[Value, ...], bool] | None:
-    """Read ``text`` into (shape, values, exact), or None when outside the subset.
-
-    ``shape`` is ``"value"`` for one value and ``"()"`` for a parenthesised tuple of two or
-    more values; ``exact`` is False when a decimal is written (math-verify rounds those).
-    The result is cached and shared: do not modify it.
-
-    >>> read_value(r"2\\sqrt{3}")[1] == read_value(r"\\sqrt{12}")[1]
-    True
-    >>> read_value("the answer") is None
-    True
-    """
-    sentence = _SENTENCE.fullmatch(text)
-    if sentence is not None:
-        text = sentence["answer"]  # math-verify reads the answer out of such a sentence
-    if _THOUSANDS.fullmatch(text.strip()):
-        text = text.replace(",", "")  # math-verify reads "1,234,567" as one integer
-    try:
-        toks = _tokens(text)
-    except _Unread:
-        return None
-    if not toks:
-        return None
-    exact = not any(kind == "num" and "." in tok for kind, tok in toks)
-    try:
-        if toks[0][1] == "(" and any(t[1] == "," for t in toks):
-            p = _Parser(toks)
-            p.take("(")
-            items = [p.expr()]
-            while p.at(","):
-                p.i += 1
-                items.append(p.expr())
-            p.take(")")
-            if p.i != len(toks) or len(items) < 2 or sentence is not None:
-                return None  # math-verify does not read a tuple out of a sentence
-            return "()", tuple(items), exact
-        p = _Parser(toks)
-        v = p.expr()
-        if p.i != len(toks) or (sentence is not None and not _rational(v)):
-            return None
-        return "value", (v,), exact
-    except (_Unread, ZeroDivisionError, OverflowError):
-        return None
+@lru_cache(maxsize=4096)
+def _sqrt_of(n: int) -> tuple[int, int]:
+    """(outside, square-free inside) with ``sqrt(n) = outside * sqrt(inside)``."""
+    outside, inside, p = 1, n, 2
+    while p * p <= inside:
+        while inside % (p * p) == 0:
+            inside //= p * p
+            outside *= p
+        p += 1
+    return outside, inside
 
 
-def _rational(v: Value) -> bool:
-    return all(key == (1, 0, 0) for key in v)
+def _mul(a: Value, b: Value) -> Value:
+    out: Value = {}
+    for (r1, k1, d1), c1 in a.items():
+        for (r2, k2, d2), c2 in b.items():
+            g = math.gcd(r1, r2)
+            # sqrt(r1)*sqrt(r2) = g*sqrt(r1/g * r2/g), both square-free: r1/g, r2/g coprime
+            r = (r1 // g) * (r2 // g)
+            key = (r, k1 + k2, d1 + d2)
+            out[key] = out.get(key, 0) + c1 * c2 * g
+    out = {k: c for k, c in out.items() if c}
+    if len(out) > _MAX_TERMS:
+        raise _Unread
+    return out
 
 
-def _numeric(v: Value, x: float) -> float:
-    return sum(float(c) * math.sqrt(r) * math.pi**k * x**d for (r, k, d), c in v.items())
+def _add(a: Value, b: Value, sign: int = 1) -> Value:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + sign * c
+    return {k: c for k, c in out.items() if c}
 
 
-def _far(a: Value, b: Value) -> bool:
-    """Are the two values far apart (relative 1e-5) at a few points of x?"""
-    if a.keys() != b.keys() and any(d for (_, _, d) in (*a, *b)):
-        # different polynomials in x: compare at points where they cannot agree by accident
-        points = (0.5, 1.7, 2.9, -1.3)
-    else:
-        points = (1.0,)
-    for x in points:
-        va, vb = _numeric(a, x), _numeric(b, x)
-        if abs(va - vb) <= 1e-5 * max(1.0, abs(va), abs(vb)):
-            return False
-    return True
+# --------------------------------------------------------------------------- outside the subset
 
 
-def exact_verdict(reference: str, prediction: str) -> bool | None:
-    """True/False when the exact reading decides the pair as math-verify would, else None.
-
-    >>> exact_verdict(r"2\\sqrt{3}", r"\\sqrt{12}")
-    True
-    >>> exact_verdict(r"\\frac{3\\pi}{4}", r"3\\pi/4")
-    True
-    >>> exact_verdict("(2, 3)", "(3, 2)")
-    False
-    >>> exact_verdict("x^2-49", "(x-7)(x+7)")
-    True
-    >>> exact_verdict("5 apples", "5") is None
-    True
-    """
-    a = read_value(reference)
-    if a is None:
-        return None
-    b = read_value(prediction)
-    if b is None:
-        return None
-    shape_a, va, exact_a = a
-    shape_b, vb, exact_b = b
-    if shape_a != shape_b or len(va) != len(vb):
-        return False  # a tuple against a number, or tuples of different lengths
-    if va == vb:
-        return True
-    if exact_a and exact_b and all(_rational(x) for x in (*va, *vb)):
-        return False  # exact rationals (no decimal written): math-verify compares them exactly
-    if all(x == y or _far(x, y) for x, y in zip(va, vb, strict=True)):
-        return False
-    return None
+class _Unread(Exception):
+    """The text is outside the subset this module reads exactly."""

@@ -12,6 +12,12 @@ add it: loading reports ``<file>: file: line N, column C: ...``, other commands
 Writes go through :func:`write_atomic`: a regular file (or a new path) is replaced in one
 rename, so a reader never sees half a file; anything else (a device, a FIFO, ``-`` for
 stdout) is written through, never replaced.
+
+The module reads top down, each function before the ones it calls: the file readers
+(:func:`read_json`, :func:`read_jsonl`, :func:`read_bytes`, :func:`documents`), the byte
+parsers they share (:func:`parse`, :func:`parse_lines`) and their error messages, then
+:class:`Document`, which they yield; then the writers (:func:`dumps`, :func:`append_lines`,
+:func:`write_atomic` and the atomic replace under it).
 """
 
 from __future__ import annotations
@@ -51,18 +57,30 @@ NO_SUCH_FILE = "no such file or folder"
 _OPTS = orjson.OPT_SERIALIZE_NUMPY
 
 
-class Document(NamedTuple):
-    """One JSON document of a file: where it is (``""`` or ``line N``) and its value.
-
-    ``value`` is an :class:`InputError` for a JSONL line that is not valid JSON (the
-    caller reports it and reads on).
-    """
-
-    location: str
-    value: Any
-
-
 # --------------------------------------------------------------------------- reading
+
+
+def read_json(path: str | Path) -> Any:
+    """The one JSON document of a file.
+
+    Raises:
+        InputError: ``<path>: no such file or folder``, ``<path>: cannot read (...)`` or
+            ``<path>: line N, column C: invalid JSON (...)``.
+    """
+    data = read_bytes(path)
+    try:
+        return parse(data)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[Document]:
+    """The documents of a JSONL file, one per non-blank line (bad lines as InputError).
+
+    Raises:
+        InputError: the file cannot be read.
+    """
+    return parse_lines(read_bytes(path))
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -79,9 +97,17 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def strip_bom(data: bytes) -> bytes:
-    """``data`` without a leading UTF-8 byte-order mark (harmless, and common on Windows)."""
-    return data[3:] if data.startswith(BOM) else data
+def documents(path: str | Path, data: bytes) -> Iterator[Document]:
+    """The documents of a file's bytes: one for ``.json``, one per line for ``.jsonl``.
+
+    Raises:
+        InputError: a ``.json`` file is not valid JSON (the message has line and column,
+            not the file); a bad JSONL line is yielded as its value instead.
+    """
+    if Path(path).suffix.lower() == ".jsonl":
+        yield from parse_lines(data)
+    else:
+        yield Document("", parse(data))
 
 
 def parse(data: bytes, first_line: int = 1) -> Any:
@@ -91,6 +117,21 @@ def parse(data: bytes, first_line: int = 1) -> Any:
         InputError: ``line N, column C: invalid JSON (<what>)``, with no file name.
     """
     return _parse(strip_bom(data), first_line)
+
+
+def parse_lines(data: bytes) -> Iterator[Document]:
+    """One :class:`Document` per non-blank line of JSONL (``location`` is ``line N``)."""
+    for lineno, line in enumerate(strip_bom(data).split(b"\n"), start=1):
+        if line.strip():
+            try:
+                yield Document(f"line {lineno}", _parse(line, first_line=lineno))
+            except InputError as exc:
+                yield Document(f"line {lineno}", exc)
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte-order mark (harmless, and common on Windows)."""
+    return data[3:] if data.startswith(BOM) else data
 
 
 def _parse(data: bytes, first_line: int = 1) -> Any:
@@ -125,58 +166,23 @@ def _utf8_fault(data: bytes, first_line: int = 1) -> str | None:
     return None
 
 
-def parse_lines(data: bytes) -> Iterator[Document]:
-    """One :class:`Document` per non-blank line of JSONL (``location`` is ``line N``)."""
-    for lineno, line in enumerate(strip_bom(data).split(b"\n"), start=1):
-        if line.strip():
-            try:
-                yield Document(f"line {lineno}", _parse(line, first_line=lineno))
-            except InputError as exc:
-                yield Document(f"line {lineno}", exc)
+class Document(NamedTuple):
+    """One JSON document of a file: where it is (``""`` or ``line N``) and its value.
 
-
-def documents(path: str | Path, data: bytes) -> Iterator[Document]:
-    """The documents of a file's bytes: one for ``.json``, one per line for ``.jsonl``.
-
-    Raises:
-        InputError: a ``.json`` file is not valid JSON (the message has line and column,
-            not the file); a bad JSONL line is yielded as its value instead.
+    ``value`` is an :class:`InputError` for a JSONL line that is not valid JSON (the
+    caller reports it and reads on).
     """
-    if Path(path).suffix.lower() == ".jsonl":
-        yield from parse_lines(data)
-    else:
-        yield Document("", parse(data))
+
+    location: str
+    value: Any
 
 
-def read_json(path: str | Path) -> Any:
-    """The one JSON document of a file.
-
-    Raises:
-        InputError: ``<path>: no such file or folder``, ``<path>: cannot read (...)`` or
-            ``<path>: line N, column C: invalid JSON (...)``.
-    """
-    data = read_bytes(path)
-    try:
-        return parse(data)
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-
-
-def read_jsonl(path: str | Path) -> Iterator[Document]:
-    """The documents of a JSONL file, one per non-blank line (bad lines as InputError).
-
-    Raises:
-        InputError: the file cannot be read.
-    """
-    return parse_lines(read_bytes(path))
+# --------------------------------------------------------------------------- writing
 
 
 def dumps(value: Any, *, newline: bool = False) -> bytes:
     """``value`` as compact JSON bytes (numpy numbers allowed), with a newline if asked."""
     return orjson.dumps(value, option=_OPTS | (orjson.OPT_APPEND_NEWLINE if newline else 0))
-
-
-# --------------------------------------------------------------------------- writing
 
 
 def append_lines(path: str | Path, data: bytes) -> None:
