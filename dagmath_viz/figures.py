@@ -312,7 +312,10 @@ def per_problem_scatter(
 
 
 def class_counts_figure(counts: pd.DataFrame) -> go.Figure:
-    """Stacked bars of trajectory classes per model × dataset (from class_counts_table)."""
+    """Stacked horizontal bars of trajectory classes per model × dataset (from
+    class_counts_table), one row per group in the table's order, top to bottom: long
+    ``model · dataset`` names stay readable as row labels, where slanted column labels
+    overlap once there are more than a few groups."""
     long = counts.melt(
         id_vars=["model", "dataset"],
         value_vars=list(CLASSES),
@@ -320,17 +323,19 @@ def class_counts_figure(counts: pd.DataFrame) -> go.Figure:
         value_name="trajectories",
     )
     long["group"] = long["model"].map(text) + " · " + long["dataset"].map(text)
+    groups = list(dict.fromkeys(long["group"]))
     fig = px.bar(
         long,
-        x="group",
-        y="trajectories",
+        x="trajectories",
+        y="group",
         color="class",
+        orientation="h",
         color_discrete_map=CLASS_COLOURS,
-        category_orders={"class": list(CLASSES)},
+        category_orders={"class": list(CLASSES), "group": groups},
         labels={"group": "model · dataset"},
         title="Trajectories by class",
     )
-    fig.update_layout(**_LAYOUT, barmode="stack")
+    fig.update_layout(**_LAYOUT, barmode="stack", height=160 + 26 * len(groups))
     return fig
 
 

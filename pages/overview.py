@@ -96,18 +96,15 @@ common.download(t1, "table1.csv", "Download Table 1 (CSV)")
 
 st.subheader("Trajectories by class")
 counts = common.derived("class_counts", lambda: tables.class_counts_table(df))
-left, right = st.columns([3, 2])
-with left:
-    st.plotly_chart(figures.class_counts_figure(counts), width="stretch")
-with right:
-    cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
-    picked = st.dataframe(
-        counts, hide_index=True, width="stretch",
-        on_select="rerun", selection_mode="single-row", key=cc_key,
-    )  # fmt: skip
-    st.caption("Click a row to list its trajectories.")
-    if picked is not None and picked.selection.rows:
-        chosen_row = counts.iloc[picked.selection.rows[0]]
-        st.session_state["ov_counts_n"] = st.session_state.get("ov_counts_n", 0) + 1
-        common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
-    common.download(counts, "class_counts.csv", "Download the class counts (CSV)")
+st.plotly_chart(figures.class_counts_figure(counts), width="stretch")
+cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
+picked = st.dataframe(
+    counts, hide_index=True, width="stretch",
+    on_select="rerun", selection_mode="single-row", key=cc_key,
+)  # fmt: skip
+st.caption("Click a row to list its trajectories.")
+if picked is not None and picked.selection.rows:
+    chosen_row = counts.iloc[picked.selection.rows[0]]
+    st.session_state["ov_counts_n"] = st.session_state.get("ov_counts_n", 0) + 1
+    common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
+common.download(counts, "class_counts.csv", "Download the class counts (CSV)")

@@ -87,6 +87,23 @@ def test_class_counts_figure_stacks_every_class():
     fig = figures.class_counts_figure(counts)
     assert [t.name for t in fig.data] == list(figures.CLASS_COLOURS)
     assert {t.name: t.marker.color for t in fig.data} == figures.CLASS_COLOURS
+    # one horizontal row per model · dataset, so long names stay readable
+    assert {t.orientation for t in fig.data} == {"h"}
+    assert list(fig.data[0].y) == ["a · d"]
+
+
+def test_class_counts_rows_keep_the_table_order_and_grow_the_figure():
+    rows = [("m2", "d"), ("m1", "d"), ("m1", "e")]
+    counts = pd.DataFrame(
+        [{"model": m, "dataset": d, **dict.fromkeys(figures.CLASS_COLOURS, 1), "total": 5}
+         for m, d in rows]
+    )  # fmt: skip
+    fig = figures.class_counts_figure(counts)
+    # a category axis draws its array bottom up: the table's first row is the top bar
+    top_down = list(reversed(fig.layout.yaxis.categoryarray))
+    assert top_down == ["m2 · d", "m1 · d", "m1 · e"]
+    two = figures.class_counts_figure(counts.iloc[:2])
+    assert fig.layout.height > two.layout.height
 
 
 # --- colour per model, escaping, overlapping points ------------------------------------------
