@@ -97,6 +97,15 @@ def _upload_source(files) -> tuple[str, tuple[str, ...], list]:
     return upload.source_id, (str(upload.folder),), list(upload.issues)
 
 
+def _source_label(option: str) -> str:
+    """How a data-source option reads in the sidebar: a ``--data`` folder by its name (its
+    whole path is the radio's tooltip), the others as they are."""
+    if option.startswith("--data "):
+        raw = option.removeprefix("--data ").rstrip("/\\")
+        return f"{Path(raw).name or raw} (--data)"
+    return option
+
+
 def sidebar_data_source() -> Corpus | None:
     """The data-source chooser; loads (once per source) and returns the corpus."""
     args = command_line()
@@ -113,7 +122,14 @@ def sidebar_data_source() -> Corpus | None:
         st.session_state["data_source"] = "Uploaded files"
     with st.sidebar:
         st.header("Data source")
-        choice = st.radio("Load", options, key="data_source", label_visibility="collapsed")
+        choice = st.radio(
+            "Load",
+            options,
+            key="data_source",
+            label_visibility="collapsed",
+            format_func=_source_label,
+            help=f"--data {args.data}" if args.data else None,
+        )
         answers = args.answers
         if choice == "Uploaded files":
             files = st.file_uploader(
