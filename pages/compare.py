@@ -1,5 +1,7 @@
 """Compare: two or more models on the same problems — DAGs side by side, per-problem
-scatter, paired bootstrap differences, and overlaid AUC curves."""
+scatter, paired differences, and overlaid AUC curves. With one model loaded (a Thought
+Anchors folder: a correct and an incorrect chain per problem), two of its samples side by
+side."""
 
 from __future__ import annotations
 
@@ -8,31 +10,53 @@ import streamlit as st
 
 from dagmath_viz import figures, metrics, tables
 from dagmath_viz.corpus import natural_key
-from dagmath_viz.render import render_dag_html
 from dagmath_viz.text import escape_markdown
 from pages import common
+from pages.graph_view import trajectory_view
 
 corpus = common.corpus()
 df = corpus.scored
 st.title("Compare models")
 all_models = sorted(df["model"].unique()) if not df.empty else []
-if len(all_models) < 2:
-    st.info("Load at least two models to compare them.")
+if not all_models:
+    st.info("Load trajectories to compare them.")
     st.stop()
+#: One model loaded: its samples are compared with each other, two slots of one model.
+ONE_MODEL = len(all_models) == 1
 
-if "cmp_models" in st.session_state:
+if ONE_MODEL:
+    st.session_state["cmp_models"] = all_models * 2
+elif "cmp_models" in st.session_state:
     # models of another data source: keep only those loaded here
-    kept = [m for m in st.session_state["cmp_models"] if m in all_models]
+    # (or one model twice, left by a one-model source)
+    kept = [m for m in dict.fromkeys(st.session_state["cmp_models"]) if m in all_models]
     if kept != st.session_state["cmp_models"]:
         st.session_state["cmp_models"] = kept if len(kept) >= 2 else all_models[:2]
-if "cmp_models" not in st.session_state:
+if "cmp_models" not in st.session_state:  # never with one model: set above
     asked = st.query_params.get_all("models")
     unknown = [m for m in asked if m not in all_models]
     if unknown:
         st.session_state["cmp_unknown"] = unknown
     wanted = [m for m in asked if m in all_models]
     st.session_state["cmp_models"] = wanted if len(wanted) >= 2 or unknown else all_models[:2]
-models = st.multiselect("Models (two or more)", all_models, key="cmp_models")
+if ONE_MODEL:
+    stale = [m for m in st.query_params.get_all("models") if m not in all_models]
+    if stale:
+        names = ", ".join(f"“{m}”" for m in stale)
+        st.error(
+            escape_markdown(f"No model {names} in the loaded data: the link is stale or mistyped."),
+            icon=":material/link_off:",
+        )
+        st.stop()
+    models = st.session_state["cmp_models"]
+    st.caption(
+        escape_markdown(
+            f"One model is loaded ({all_models[0]}): two of its samples side by side. "
+            "Load a second model to compare models across problems."
+        )
+    )
+else:
+    models = st.multiselect("Models (two or more)", all_models, key="cmp_models")
 if st.session_state.get("cmp_unknown"):
     if models == [m for m in st.query_params.get_all("models") if m in all_models]:
         names = ", ".join(f"“{m}”" for m in st.session_state["cmp_unknown"])
@@ -60,30 +84,17 @@ part = df[df["model"].isin(models) & (df["dataset"] == dataset)]
 per_model = [set(part.loc[part["model"] == m, "problem_id"]) for m in models]
 problems = sorted(set.intersection(*per_model), key=natural_key)
 st.query_params.update(dataset=dataset)
-st.query_params["models"] = models
+if not ONE_MODEL:
+    st.query_params["models"] = models
 
 GRAPH_HEIGHT = 460
 #: One zoom for every graph side by side (1 = 100 %), so that sizes compare.
 GRAPH_SCALE = 1.0
-try:  # the linked trajectory view takes a fixed scale; it is being built on another branch
-    from pages.graph_view import trajectory_view
-except ImportError:
-    trajectory_view = None
 
 
 def _draw_graph(traj, rec) -> None:
-    """The one place Compare draws a graph: every graph the same frame, settings and scale
-    (with the linked view; the older renderer fits each graph to its frame instead)."""
-    if trajectory_view is not None:
-        trajectory_view(traj, rec, height=GRAPH_HEIGHT + 70, scale=GRAPH_SCALE, show_steps=False)
-        return
-    html = render_dag_html(
-        traj,
-        dead_ends=rec["dead_ends"],
-        final_correct=rec["final_correct"],
-        height_px=GRAPH_HEIGHT,
-    )
-    st.iframe(html, height=GRAPH_HEIGHT + 70)
+    """The one place Compare draws a graph: every graph the same frame, settings and scale."""
+    trajectory_view(traj, rec, height=GRAPH_HEIGHT + 70, scale=GRAPH_SCALE, show_steps=False)
 
 
 def _default_sample(rows: pd.DataFrame, i: int):
@@ -96,7 +107,7 @@ def _default_sample(rows: pd.DataFrame, i: int):
 
 st.subheader("Side by side")
 st.caption(
-    "Each model's sample is chosen on its own: sample numbers of different models are "
+    "Each side's sample is chosen on its own: sample numbers of different models are "
     "unrelated runs, so they are never paired by number."
 )
 problem = common.select(
@@ -114,7 +125,8 @@ else:
                 rows = part[(part["model"] == model) & (part["problem_id"] == problem)]
                 rows = rows.sort_values("sample_id")
                 samples = rows["sample_id"].astype(int).tolist()
-                key = f"cmp_sample_{common.short_digest([model, dataset, problem])}"
+                slot = [i] if ONE_MODEL else []  # one model twice: a key per side
+                key = f"cmp_sample_{common.short_digest([model, dataset, problem, *slot])}"
                 if key not in st.session_state and samples:
                     st.session_state[key] = int(_default_sample(rows, i))
                 head = st.columns([3, 2])
@@ -137,6 +149,9 @@ else:
                     st.warning(escape_markdown(f"Steps not shown: {unreadable}."))
                     continue
                 _draw_graph(traj, rec)
+
+if ONE_MODEL:
+    st.stop()  # across problems needs two models
 
 st.subheader("Across problems")
 pp = common.derived("per_problem", lambda: metrics.per_problem(df))
@@ -172,7 +187,7 @@ for col, metric in zip(scatter, ("prr", "pass_at_1"), strict=True):
 rows = []
 scope = df[df["dataset"] == dataset]
 for metric, label in (("prr", "R̂"), ("pass_at_1", "PASS@1"), ("auc", "AUC")):
-    d = metrics.paired_difference(scope, model_a, model_b, metric=metric, n_boot=2000)
+    d = metrics.paired_difference(scope, model_a, model_b, metric=metric)
     rows.append(
         {
             "metric": f"{label}(A) − {label}(B)",
@@ -183,8 +198,8 @@ for metric, label in (("prr", "R̂"), ("pass_at_1", "PASS@1"), ("auc", "AUC")):
         }
     )
 st.markdown(
-    f"**Paired bootstrap over shared problems** — A = {escape_markdown(model_a)}, "
-    f"B = {escape_markdown(model_b)}"
+    f"**Paired differences over shared problems** (95 % intervals, Hall's skewness-corrected "
+    f"t, as on the leaderboard) — A = {escape_markdown(model_a)}, B = {escape_markdown(model_b)}"
 )
 diff_table = pd.DataFrame(rows)
 st.dataframe(diff_table, hide_index=True, width="stretch")

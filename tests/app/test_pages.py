@@ -211,6 +211,43 @@ def test_compare_paired_difference_matches_engine(monkeypatch, logcount_run):
     assert _cell(table, "difference", metric="PASS@1(A) − PASS@1(B)") == "33.3%"
 
 
+@pytest.fixture(scope="module")
+def one_model_run(tmp_path_factory) -> Path:
+    """One model (model-a's three walks of the log-count problem), as a Thought Anchors
+    folder is: one model, a correct and an incorrect chain per problem."""
+    root = tmp_path_factory.mktemp("one_model")
+    folder = root / "model-a" / "logs"
+    folder.mkdir(parents=True)
+    walks = ["perfect", "imperfect", "wrong"]
+    samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
+    (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
+    (root / "answers.json").write_text(json.dumps({"1": "300"}))
+    return root
+
+
+def test_compare_with_one_model_puts_two_of_its_samples_side_by_side(monkeypatch, one_model_run):
+    at = _app(monkeypatch, one_model_run)
+    _run_page(at, "pages/compare.py")
+    assert not any("at least two" in i.value for i in at.info)
+    assert any("One model is loaded (model-a)" in c.value.replace("\\", "") for c in at.caption)
+    samples = [s.value for s in at.selectbox if s.label == "Sample"]
+    # by default the first correct sample (0, the perfect walk) beside the first incorrect
+    # one (2, the wrong walk)
+    assert samples == [0, 2]
+    shown = [c.value for c in at.caption]
+    assert any(c.startswith("perfect · answer correct · closeness 100.0% · 0 dead ends · 9 steps")
+               for c in shown)  # fmt: skip
+    # the wrong walk v1 v2 v3 v6 v7 v9 v11: v2 is its one dead end, closeness 6/7
+    assert any(c.startswith("incorrect · answer wrong · closeness 85.7% · 1 dead ends · 7 steps")
+               for c in shown)  # fmt: skip
+    assert len(at.get("iframe")) == 2
+    # across problems needs two models: not shown
+    assert not any(h.value == "Across problems" for h in at.subheader)
+    # each side keeps its own choice
+    next(s for s in at.selectbox if s.label == "Sample").set_value(1).run()
+    assert [s.value for s in at.selectbox if s.label == "Sample"] == [1, 2]
+
+
 def test_distributions_statistic_choice_changes_the_plot(monkeypatch, shared_data):
     at = _app(monkeypatch, shared_data)
     _run_page(at, "pages/distributions.py")
