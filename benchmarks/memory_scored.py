@@ -10,7 +10,7 @@ Table page derive) and reports the resident memory after each step and its peak.
 ``--app`` it also starts the real app on them (``streamlit run app.py -- --data``), opens
 the Overview and then every other page that reads scored records (Trajectories, Trajectory,
 Compare, Distributions, Dead ends) in Chromium, and reads the server's resident memory
-(and its peak) from ``/proc`` after each. Prints one JSON line.
+(and its peak) from ``/proc`` after each, then opens every page a second time. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -145,6 +145,14 @@ def measure_app(path: Path) -> dict:
                     page.get_by_role("heading", name=heading).first.wait_for(state="visible")
                     wait_for_app(page, 300_000)
                     out[url.strip("/")] = proc_mb(server.proc.pid)
+                # every page once more: a flat process stays where the first round left it
+                again = []
+                for url, heading in [("/", "Overview"), *PAGES]:
+                    page.goto(server.url + url)
+                    page.get_by_role("heading", name=heading).first.wait_for(state="visible")
+                    wait_for_app(page, 300_000)
+                    again.append(proc_mb(server.proc.pid)["VmRSS"])
+                out["second_round_rss"] = again
             finally:
                 browser.close()
     finally:

@@ -54,8 +54,13 @@ def _outlier_chart(data, x: str, name: str) -> None:
     nonce = st.session_state.get("dist_n", 0)
     event = st.plotly_chart(
         figures.stat_distribution_figure(
-            data, stat, x=x, kind=kind, custom_data=["row"], colours=common.model_colours()
-        ),
+            data[list(dict.fromkeys(["model", x, stat, "row"]))],  # the figure copies its frame
+            stat,
+            x=x,
+            kind=kind,
+            custom_data=["row"],
+            colours=common.model_colours(),
+        ),  # fmt: skip
         width="stretch",
         on_select="rerun",
         selection_mode="points",
@@ -77,7 +82,12 @@ _outlier_chart(strat, x, "strata")
 
 st.subheader("By cohort")
 st.caption("Cohorts overlap as in the paper: All, Incorrect, Correct (right answer), Perfect.")
-long = common.derived("cohort_long", lambda: tables.cohort_long(grouped))
+long = common.derived(
+    "cohort_long",
+    lambda: tables.cohort_long(
+        grouped[["model", *GRAPH_STATS, "final_correct", "class", "row"]]
+    ).drop(columns=["final_correct", "class"]),
+)
 long = long[long["model"].isin(chosen)]
 _outlier_chart(long, "cohort", "cohort")
 summary = long.drop(columns="row").groupby(["model", "cohort"])[stat].describe().reset_index()
