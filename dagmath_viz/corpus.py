@@ -2,6 +2,12 @@
 
 A :class:`Corpus` pairs the scored table with the trajectories behind its rows (``None``
 for rows read from pre-scored JSONL, which carry no steps) and every load issue.
+
+The scored table is columnar (a DataFrame), and scored JSONL becomes columns a slice of
+lines at a time (:data:`SCORED_SLICE` bytes): 100,000 records never exist as dicts at
+once. As dicts they took about 2.5 KB each and, freed, left the process hundreds of MB
+larger than the frame it keeps (about 45 MB for 100,000 records);
+``benchmarks/memory_scored.py`` measures it.
 """
 
 from __future__ import annotations
@@ -10,17 +16,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from dagmath_viz import jsonio
 from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.loading import AnswerKey, load_paths
+from dagmath_viz.loading import (
+    AnswerKey,
+    discover,
+    layout_of,
+    load_file,
+    parse_scored_jsonl,
+)
 from dagmath_viz.pipeline import gc_paused
-from dagmath_viz.schema import LoadIssue, Trajectory
+from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame, score_records
 
-__all__ = ["Corpus", "load_corpus"]
+__all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
 
-Key = tuple[str, str, str, int]
+#: Bytes of scored JSONL parsed into records at a time (then made columns at once).
+SCORED_SLICE = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -32,28 +47,36 @@ class Corpus:
     trajectories: tuple[Trajectory | None, ...]
     issues: tuple[LoadIssue, ...] = ()
     files_read: int = 0
-    _rows: dict[Key, int] = field(default_factory=dict, repr=False, compare=False)
+    _keys: pd.MultiIndex | None = field(default=None, repr=False, compare=False)
+    _key_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # (model, dataset, problem, sample) of each row, as codes into the distinct values:
+        # a few bytes a row, where a dict of key tuples took ~400 (100,000 rows: ~37 MB)
         s = self.scored
-        keys = list(
-            zip(
-                s["model"].astype(str).tolist(),
-                s["dataset"].astype(str).tolist(),
-                s["problem_id"].astype(str).tolist(),
-                s["sample_id"].astype("int64").tolist(),
-                strict=True,
-            )
+        keys = pd.MultiIndex.from_arrays(
+            [
+                s["model"].astype(str),
+                s["dataset"].astype(str),
+                s["problem_id"].astype(str),
+                s["sample_id"].astype("int64"),
+            ]
         )
-        # built back to front, so that a key seen twice keeps its first row
-        self._rows.update(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+        first = ~keys.duplicated(keep="first")  # a key seen twice keeps its first row
+        object.__setattr__(self, "_keys", keys[first])
+        object.__setattr__(self, "_key_rows", np.flatnonzero(first))
 
     def __len__(self) -> int:
         return len(self.scored)
 
     def row_of(self, model: str, dataset: str, problem_id: str, sample_id: int) -> int | None:
         """Row of a trajectory by its key, or None."""
-        return self._rows.get((model, dataset, str(problem_id), int(sample_id)))
+        try:
+            key = (str(model), str(dataset), str(problem_id), int(sample_id))
+        except (TypeError, ValueError):
+            return None
+        at = self._keys.get_indexer([key])[0]
+        return None if at < 0 else int(self._key_rows[at])
 
     def trajectory(self, row: int) -> Trajectory | None:
         """The trajectory behind a row (None for a pre-scored record)."""
@@ -92,18 +115,90 @@ def load_corpus(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Corpus:
-    """Load and score everything under ``paths`` (official layouts or scored JSONL)."""
+    """Load and score everything under ``paths`` (official layouts or scored JSONL).
+
+    Reads what :func:`dagmath_viz.loading.load_paths` reads, file by file, with the same
+    issues; a file of valid scored records only becomes frames slice by slice
+    (:func:`scored_jsonl_frames`). Rows: loaded trajectories first, then scored records,
+    each in file order.
+    """
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
-        result = load_paths(paths, answers=answers)
-        records = score_records(result.trajectories, checker=checker, progress=progress)
-        trajectories: list[Trajectory | None] = list(result.trajectories)
-        records.extend(result.scored_records)
-        trajectories.extend([None] * len(result.scored_records))
-        frame = records_frame(records) if records else records_frame([])
+        found = discover(paths, answers)
+        issues = list(found.issues)
+        loaded_trajectories: list[Trajectory] = []
+        scored_parts: list[pd.DataFrame] = []
+        for f in found.data_files:
+            frames = scored_jsonl_frames(f)
+            if frames is not None:
+                scored_parts.extend(frames)
+                continue
+            loaded = load_file(f)
+            issues.extend(loaded.issues)
+            if loaded.scored:
+                scored_parts.append(records_frame(loaded.scored))
+            keys = found.answers.for_file(f)
+            loaded_trajectories.extend(found.answers.apply(t, keys) for t in loaded.trajectories)
+        records = score_records(loaded_trajectories, checker=checker, progress=progress)
+        parts = [records_frame(records)] if records else []
+        del records
+        n_scored = sum(len(p) for p in scored_parts)
+        frame = _concat(parts + scored_parts)
+        del parts, scored_parts
+    trajectories: list[Trajectory | None] = list(loaded_trajectories)
+    trajectories.extend([None] * n_scored)
     return Corpus(
         label=label or ", ".join(map(str, paths)),
         scored=frame,
         trajectories=tuple(trajectories),
-        issues=result.issues,
-        files_read=result.files_read,
+        issues=tuple(issues),
+        files_read=found.files_read,
     )
+
+
+def scored_jsonl_frames(path: Path) -> list[pd.DataFrame] | None:
+    """A scored JSONL file as frames (:func:`records_frame`), a slice of lines at a time.
+
+    None unless :func:`dagmath_viz.loading.load_file` would read the file in one parse of
+    valid scored records (its fast path): then every slice parses as such. Otherwise the
+    caller reads the file with ``load_file``, which names every bad line.
+    """
+    path = Path(path)
+    layout = layout_of(path)
+    if path.suffix.lower() != ".jsonl" or layout is None or not layout.records:
+        return None  # read by another layout's reader, or not JSONL
+    try:
+        data = jsonio.strip_bom(jsonio.read_bytes(path))
+    except InputError:
+        return None  # load_file says why
+    frames: list[pd.DataFrame] = []
+    start, end = 0, len(data)
+    while start < end:
+        cut = data.find(b"\n", min(start + SCORED_SLICE, end))
+        stop = end if cut < 0 else cut + 1
+        piece = data[start:stop]
+        start = stop
+        if not piece.strip():
+            continue
+        if piece.startswith(jsonio.BOM):  # one parse of the whole file would fail here
+            return None
+        records = parse_scored_jsonl(piece)
+        if records is None:
+            return None
+        frames.append(records_frame(records))
+    return frames or None
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """One frame of ``frames``' rows (index 0..n-1), with the dtypes one frame built from
+    all their records would have: a column whose dtype differs between frames (bool in
+    one, object with ``None`` in another) is inferred again from its values."""
+    if not frames:
+        return records_frame([])
+    if len(frames) == 1:
+        return frames[0]
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    out = pd.concat([f.reindex(columns=columns) for f in frames], ignore_index=True)
+    for col in columns:
+        if len({str(f[col].dtype) for f in frames}) > 1:
+            out[col] = pd.Series(out[col].tolist(), index=out.index)
+    return out

@@ -178,11 +178,11 @@ def scored_dead_end_table(
     """
     from dagmath_viz.deadends import COLUMNS, categorise_dead_ends
 
-    part = records if rows is None else records.iloc[list(rows)]
+    part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
+    if rows is not None:
+        part = part.iloc[list(rows)]
     out: list[tuple] = []
-    for rec in part[
-        ["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]
-    ].itertuples(index=False):
+    for rec in part.itertuples(index=False):
         dead = list(rec.dead_ends or ())
         if not dead:
             continue

@@ -34,6 +34,8 @@ COLUMNS = [
 ]  # fmt: skip
 #: What the "correct" column holds: the final answer's verdict, or no reference answer.
 CORRECTNESS = ("correct", "wrong", "unscored")
+#: What a scored record without its steps is searched in.
+SEARCHED_FIELDS = ("predicted_answer", "reference_answer", "source")
 SORTABLE = ("model", "dataset", "problem", "sample", "class", "steps", "dead ends",
             "closeness", "correct", "difficulty")  # fmt: skip
 
@@ -58,15 +60,15 @@ def trajectory_table(scored: pd.DataFrame) -> pd.DataFrame:
     correct = np.where(final.isna().to_numpy(), "unscored", np.where(right, "correct", "wrong"))
     table = pd.DataFrame(
         {
-            "model": scored["model"].astype(str).to_numpy(),
-            "dataset": scored["dataset"].astype(str).to_numpy(),
-            "problem": scored["problem_id"].astype(str).to_numpy(),
+            "model": scored["model"].astype("str").array,
+            "dataset": scored["dataset"].astype("str").array,
+            "problem": scored["problem_id"].astype("str").array,
             "sample": scored["sample_id"].astype("int64").to_numpy(),
-            "class": scored["class"].astype(str).to_numpy(),
+            "class": scored["class"].astype("str").array,
             "steps": scored["n_nodes"].astype("int64").to_numpy(),
             "dead ends": scored["dead_ends"].map(lambda d: len(d) if d is not None else 0),
             "closeness": scored["closeness_rate"].astype(float).to_numpy(),
-            "correct": correct,
+            "correct": pd.array(correct, dtype="str"),
             "difficulty": pd.to_numeric(scored["difficulty"], errors="coerce").to_numpy(),
         },
         index=pd.RangeIndex(len(scored), name="row"),
@@ -85,23 +87,27 @@ def search_text(
     steps, so it is searched in what the record holds: its predicted and reference answers
     and its source.
     """
-    texts: list[str] = []
-    raw = scored_only = 0
-    predicted = scored["predicted_answer"].tolist()
-    reference = scored["reference_answer"].tolist()
-    sources = scored["source"].tolist()
-    for i, traj in enumerate(trajectories):
-        if traj is not None:
-            raw += 1
-            parts = [traj.problem_text]
+    n = len(trajectories)
+    loaded = [i for i, traj in enumerate(trajectories) if traj is not None]
+    raw, scored_only = len(loaded), n - len(loaded)
+    # A scored record's text, built column-wise (no Python string per row to keep or free):
+    # the non-missing ones of predicted answer, reference answer and source, one a line.
+    parts = [scored[c].astype("str").str.lower() for c in SEARCHED_FIELDS]
+    texts = parts[0].fillna("")
+    for part in parts[1:]:
+        sep = np.where(texts.eq("") | part.isna(), "", "\n")
+        texts = texts + sep + part.fillna("")
+    texts = texts.set_axis(pd.RangeIndex(n, name="row"))
+    if loaded:
+        steps_text = []
+        for i in loaded:
+            traj = trajectories[i]
+            lines = [traj.problem_text]
             for step in traj.steps:
-                parts.append(step.text)
-                parts.append(step.justification)
-            texts.append("\n".join(parts).lower())
-        else:
-            scored_only += 1
-            parts = [str(v) for v in (predicted[i], reference[i], sources[i]) if v is not None]
-            texts.append("\n".join(parts).lower())
+                lines.append(step.text)
+                lines.append(step.justification)
+            steps_text.append("\n".join(lines).lower())
+        texts.iloc[loaded] = steps_text
     if scored_only and not raw:
         what = (
             "Search looks in each record's predicted answer, reference answer and source: "
@@ -114,7 +120,7 @@ def search_text(
         )
     else:
         what = "Search looks in the problem text and in every step's text and thinking."
-    return pd.Series(texts, index=pd.RangeIndex(len(texts), name="row"), dtype=object), what
+    return texts, what
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,13 @@ if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
 
-# "row": the corpus row behind each point, so that a clicked outlier opens its trajectory
+# Only the columns plotted and the cohorts' (a copy of every column, cohorts repeating rows,
+# took ~120 MB at 100,000 scored records). "row": the corpus row behind each point, so that
+# a clicked outlier opens its trajectory.
+PLOTTED = ["model", "dataset", "difficulty", *GRAPH_STATS, "final_correct", "class"]
 grouped = common.derived(
-    "with_difficulty", lambda: tables.with_difficulty_group(df.assign(row=range(len(df))))
+    "with_difficulty",
+    lambda: tables.with_difficulty_group(df[PLOTTED].assign(row=range(len(df)))),
 )
 has_difficulty = grouped["difficulty_group"].notna().any()
 controls = st.columns([3, 2, 2])
@@ -50,8 +54,13 @@ def _outlier_chart(data, x: str, name: str) -> None:
     nonce = st.session_state.get("dist_n", 0)
     event = st.plotly_chart(
         figures.stat_distribution_figure(
-            data, stat, x=x, kind=kind, custom_data=["row"], colours=common.model_colours()
-        ),
+            data[list(dict.fromkeys(["model", x, stat, "row"]))],  # the figure copies its frame
+            stat,
+            x=x,
+            kind=kind,
+            custom_data=["row"],
+            colours=common.model_colours(),
+        ),  # fmt: skip
         width="stretch",
         on_select="rerun",
         selection_mode="points",
@@ -73,7 +82,12 @@ _outlier_chart(strat, x, "strata")
 
 st.subheader("By cohort")
 st.caption("Cohorts overlap as in the paper: All, Incorrect, Correct (right answer), Perfect.")
-long = common.derived("cohort_long", lambda: tables.cohort_long(df.assign(row=range(len(df)))))
+long = common.derived(
+    "cohort_long",
+    lambda: tables.cohort_long(
+        grouped[["model", *GRAPH_STATS, "final_correct", "class", "row"]]
+    ).drop(columns=["final_correct", "class"]),
+)
 long = long[long["model"].isin(chosen)]
 _outlier_chart(long, "cohort", "cohort")
 summary = long.drop(columns="row").groupby(["model", "cohort"])[stat].describe().reset_index()

@@ -20,8 +20,11 @@ if df.empty:
 
 if "traj_model" not in st.session_state and "model" not in st.query_params:
     # Land on a readable trajectory (short, imperfect, with a dead end), not the largest.
-    landing = df.assign(_key=df["problem_id"].map(natural_key)).sort_values(
-        ["model", "dataset", "_key", "sample_id"]
+    keys = ["model", "dataset", "problem_id", "sample_id", "n_nodes", "dead_ends", "class"]
+    landing = (
+        df[keys]  # not a copy of every column
+        .assign(_key=df["problem_id"].map(natural_key))
+        .sort_values(["model", "dataset", "_key", "sample_id"])
     )
     sizes = [
         (int(n), len(d), c)

@@ -6,6 +6,7 @@ import json
 
 from dagmath_viz.cli import main
 from dagmath_viz.corpus import load_corpus, natural_key
+from dagmath_viz.loading import load_paths
 
 
 def _sample(pid: int, sid: int, parents: list) -> dict:
@@ -61,3 +62,70 @@ def test_scored_jsonl_rows_have_no_trajectory(tmp_path):
 
 def test_natural_key():
     assert sorted(["p10", "p2", "p1"], key=natural_key) == ["p1", "p2", "p10"]
+
+
+def _scored_file(tmp_path, monkeypatch):
+    """A scored JSONL of 40 records (``dagmath score`` output, copied under new problem ids)."""
+    _write_run(tmp_path)
+    path = tmp_path / "out" / "scored.jsonl"
+    main(["score", str(tmp_path), "-o", str(path)])
+    lines = path.read_bytes().splitlines()
+    big = []
+    for copy in range(10):
+        for line in lines:
+            rec = json.loads(line)
+            rec["problem_id"] = f"{rec['problem_id']}-{copy}"
+            big.append(json.dumps(rec))
+    path.write_text("\n".join(big) + "\n")
+    return path
+
+
+def test_scored_jsonl_read_in_slices_is_the_same_frame(tmp_path, monkeypatch):
+    import dagmath_viz.corpus as corpus_module
+
+    path = _scored_file(tmp_path, monkeypatch)
+    whole = load_corpus([path]).scored
+    monkeypatch.setattr(corpus_module, "SCORED_SLICE", 100)  # a slice of a line or two
+    assert len(corpus_module.scored_jsonl_frames(path)) > 10
+    sliced = load_corpus([path])
+    assert len(sliced) == 40
+    assert list(sliced.scored.dtypes) == list(whole.dtypes)
+    assert sliced.scored.equals(whole)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for line, rec in enumerate(records):  # every row is its line of the file
+        key = (rec["model"], rec["dataset"], rec["problem_id"], rec["sample_id"])
+        assert sliced.row_of(*key) == line
+        assert sliced.scored.iloc[line]["n_nodes"] == rec["n_nodes"]
+        assert list(sliced.scored.iloc[line]["dead_ends"]) == rec["dead_ends"]
+
+
+def test_a_bad_line_in_a_later_slice_is_named_and_the_rest_kept(tmp_path, monkeypatch):
+    import dagmath_viz.corpus as corpus_module
+
+    path = _scored_file(tmp_path, monkeypatch)
+    lines = path.read_text().splitlines()
+    lines[30] = lines[30].replace('"class": "', '"class": "nonsense-')
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(corpus_module, "SCORED_SLICE", 100)
+    corpus = load_corpus([path])
+    assert len(corpus) == 39
+    bad = json.loads(lines[30])["class"]
+    assert bad.startswith("nonsense-")
+    assert [(i.location, i.message) for i in corpus.issues] == [
+        ("line 31", f"scored record: unknown class '{bad}'")
+    ]
+    assert corpus.issues == load_paths([path]).issues  # what the one-file reader says
+
+
+def test_a_key_seen_twice_keeps_its_first_row(tmp_path, monkeypatch):
+    path = _scored_file(tmp_path, monkeypatch)
+    lines = path.read_text().splitlines()
+    first = json.loads(lines[0])
+    again = dict(first, n_nodes=first["n_nodes"] + 5)
+    path.write_text("\n".join([*lines, json.dumps(again)]) + "\n")
+    corpus = load_corpus([path])
+    assert len(corpus) == 41
+    key = (first["model"], first["dataset"], first["problem_id"], first["sample_id"])
+    assert corpus.row_of(*key) == 0
+    assert corpus.row_of(key[0], key[1], key[2], 12345) is None
+    assert corpus.row_of("no such model", key[1], key[2], key[3]) is None

@@ -73,6 +73,10 @@ def test_search_looks_in_steps_thinking_and_problem_of_loaded_trajectories(score
     # the scored record (row 3) is searched in its answers and source only
     assert list(filter_table(t, TableFilter(query="42"), text).index) == [3]
     assert list(filter_table(t, TableFilter(query="y.json"), text).index) == [3]
+    assert text[3] == "42\nx/y.json:item 1"  # what the record holds, one a line
+    # a missing answer or source is not searched as text ("nan", "none")
+    assert filter_table(t, TableFilter(query="nan"), text).empty
+    assert filter_table(t, TableFilter(query="none"), text).empty
     assert "scored records" in what and "1 trajectories" in what
     # a regex character is matched literally
     assert filter_table(t, TableFilter(query="x.*"), text).empty

@@ -140,3 +140,47 @@ def test_hostile_text_never_runs(app_page, page_events, hostile_run, streamlit_s
         e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
     ]
     page_events.assert_clean()
+
+
+def _drawn_scale(frame) -> dict:
+    """What the trajectory view in ``frame`` drew: node count, its stated zoom, and the zoom
+    measured on screen (CSS px per layout px: the SVG's drawn width over its viewBox width,
+    and a node box's drawn height over its height in the layout)."""
+    return frame.evaluate(
+        """() => {
+            const root = document.getElementById('dm-root');
+            const svg = document.querySelector('#dm-graph svg') || document.querySelector('svg');
+            const rect = document.querySelector('#dm-graph .dm-node rect');
+            const vb = svg.viewBox.baseVal;
+            return {
+                nodes: Number(root.dataset.nodes), scale: root.dataset.scale,
+                layout: root.dataset.layout, viewHeight: vb.height,
+                svgScale: svg.getBoundingClientRect().width / vb.width,
+                nodeScale: rect.getBoundingClientRect().height / rect.height.baseVal.value,
+            };
+        }"""
+    )
+
+
+def test_compare_draws_every_graph_at_the_same_scale(app_page, page_events, app_url):
+    # Bundled gsm-logic problem 26: gsm-dfs's one proof has 13 steps, gsm-overlap's 65
+    # (sample_data/runs/gsm-*/gsm-logic/problem_26_all_samples.json). Fitted to the same
+    # frame, the longer one would be drawn several times smaller.
+    _open(
+        app_page,
+        f"{app_url}/compare?models=gsm-dfs&models=gsm-overlap&dataset=gsm-logic&problem=26",
+    )
+    assert app_page.locator("[data-testid=stException]").count() == 0
+    views = [_drawn_scale(dag_frame(app_page, i)) for i in range(2)]
+    save_screenshot(app_page, "compare_same_scale")
+    assert sorted(v["nodes"] for v in views) == [13, 65]
+    short, long = sorted(views, key=lambda v: v["nodes"])
+    assert long["viewHeight"] > 1.5 * short["viewHeight"]  # a fit would scale them apart
+    assert short["scale"] == long["scale"] == "1.000"  # Compare's one zoom: 100 %
+    for v in views:  # ... and drawn at it, the SVG and a node box alike
+        assert v["svgScale"] == pytest.approx(1.0, abs=0.01), v
+        assert v["nodeScale"] == pytest.approx(1.0, abs=0.01), v
+    page_events.console_errors = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
