@@ -25,7 +25,6 @@ from dagmath_viz.loading import (
     AnswerKey,
     discover,
     layout_of,
-    load_file,
     parse_scored_jsonl,
 )
 from dagmath_viz.pipeline import gc_paused
@@ -117,10 +116,10 @@ def load_corpus(
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
-    Reads what :func:`dagmath_viz.loading.load_paths` reads, file by file, with the same
-    issues; a file of valid scored records only becomes frames slice by slice
-    (:func:`scored_jsonl_frames`). Rows: loaded trajectories first, then scored records,
-    each in file order.
+    Reads what :func:`dagmath_viz.loading.load_paths` reads, file by file through the same
+    :meth:`~dagmath_viz.loading.Discovery.read`, with the same issues; a file of valid
+    scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
+    Rows: loaded trajectories first, then scored records, each in file order.
     """
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
         found = discover(paths, answers)
@@ -132,12 +131,11 @@ def load_corpus(
             if frames is not None:
                 scored_parts.extend(frames)
                 continue
-            loaded = load_file(f)
+            loaded = found.read(f)
             issues.extend(loaded.issues)
             if loaded.scored:
                 scored_parts.append(records_frame(loaded.scored))
-            keys = found.answers.for_file(f)
-            loaded_trajectories.extend(found.answers.apply(t, keys) for t in loaded.trajectories)
+            loaded_trajectories.extend(loaded.trajectories)
         records = score_records(loaded_trajectories, checker=checker, progress=progress)
         parts = [records_frame(records)] if records else []
         del records

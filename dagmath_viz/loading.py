@@ -90,11 +90,10 @@ def load_paths(
     trajectories: list[Trajectory] = []
     scored: list[dict] = []
     for f in found.data_files:
-        loaded = load_file(f)
+        loaded = found.read(f)
         issues.extend(loaded.issues)
         scored.extend(loaded.scored)
-        keys = found.answers.for_file(f)
-        trajectories.extend(found.answers.apply(t, keys) for t in loaded.trajectories)
+        trajectories.extend(loaded.trajectories)
     return LoadResult(
         trajectories=tuple(trajectories),
         issues=tuple(issues),
@@ -189,6 +188,15 @@ class Discovery:
     answers: AnswerKeys
     issues: list[LoadIssue]
     files_read: int
+
+    def read(self, path: Path) -> FileLoad:
+        """One of the data files, read (:func:`load_file`), its trajectories given the
+        reference answers and difficulties of the answer keys that cover it."""
+        loaded = load_file(path)
+        keys = self.answers.for_file(path)
+        return loaded._replace(
+            trajectories=[self.answers.apply(t, keys) for t in loaded.trajectories]
+        )
 
 
 def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
