@@ -550,3 +550,11 @@ def test_output_through_a_symlink_keeps_the_link_and_the_mode(capsys, data_dir, 
     finally:
         os.umask(old_mask)
     assert st.S_IMODE(new.stat().st_mode) == 0o644  # the umask's, not mkstemp's 0600
+
+
+def test_the_app_server_gets_two_malloc_arenas_unless_the_user_chose() -> None:
+    from dagmath_viz.cli.app import app_environment
+
+    env = app_environment({"PATH": "/usr/bin"})
+    assert env == {"PATH": "/usr/bin", "MALLOC_ARENA_MAX": "2"}
+    assert app_environment({"MALLOC_ARENA_MAX": "8"})["MALLOC_ARENA_MAX"] == "8"
