@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import math
+import os
 import shutil
 import stat
 import tempfile
@@ -28,7 +30,7 @@ import time
 import weakref
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -41,11 +43,14 @@ __all__ = [
     "MAX_SESSION_BYTES",
     "MAX_STORE_BYTES",
     "MAX_TOTAL_BYTES",
+    "SWEEP_ENV",
+    "SWEEP_SECONDS",
     "StoredUpload",
     "UploadStore",
     "UploadedFile",
     "check_efficiency_records",
     "materialise_uploads",
+    "sweep_interval",
     "uploads_id",
 ]
 
@@ -56,8 +61,28 @@ MAX_TOTAL_BYTES = 512 * 1024**2
 MAX_SESSION_BYTES = 1024**3
 MAX_STORE_BYTES = 2 * 1024**3
 MAX_AGE_SECONDS = 3600  # an upload unused this long is deleted
+#: the app's seconds between background sweeps (a closed tab's uploads go within this)
+SWEEP_SECONDS = 60.0
+#: environment variable that overrides :data:`SWEEP_SECONDS` (the browser test sets it short)
+SWEEP_ENV = "DAGMATH_UPLOAD_SWEEP_SECONDS"
 _DATA_SUFFIXES = (".json", ".jsonl", ".csv")
 _CHUNK = 1 << 20
+
+
+def sweep_interval(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds between the app's background sweeps: ``$DAGMATH_UPLOAD_SWEEP_SECONDS`` when set
+    (a number above 0), else :data:`SWEEP_SECONDS`. Anything else is an :class:`InputError`
+    naming the variable."""
+    raw = (os.environ if environ is None else environ).get(SWEEP_ENV, "").strip()
+    if not raw:
+        return SWEEP_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{SWEEP_ENV}={short_repr(raw, 40)}: expected a number of seconds above 0")
+    return value
 
 
 @dataclass(frozen=True, slots=True)

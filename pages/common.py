@@ -24,7 +24,7 @@ from dagmath_viz.export import csv_bytes
 from dagmath_viz.schema import DagMathError, Trajectory
 from dagmath_viz.sources import SourceReader
 from dagmath_viz.text import escape_markdown
-from dagmath_viz.uploads import StoredUpload, UploadedFile, UploadStore
+from dagmath_viz.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
@@ -66,11 +66,21 @@ def _session_alive(session_id: str) -> bool:
     return not runtime.exists() or runtime.get_instance().is_active_session(session_id)
 
 
-@st.cache_resource(show_spinner=False)
 def upload_store() -> UploadStore:
-    """The process's one upload store: a private 0700 folder, removed at exit; a closed
-    tab's uploads go within a minute (a background sweep asks the runtime)."""
-    return UploadStore(is_alive=_session_alive, sweep_every=60.0)
+    """The process's one upload store: a private 0700 folder, removed at exit. A closed
+    tab's uploads go at the next background sweep, which asks the runtime every
+    ``$DAGMATH_UPLOAD_SWEEP_SECONDS`` (default 60); a bad value is the page's one error."""
+    try:
+        every = sweep_interval()
+    except DagMathError as exc:
+        st.error(escape_markdown(str(exc)))
+        st.stop()
+    return _upload_store(every)
+
+
+@st.cache_resource(show_spinner=False)
+def _upload_store(sweep_every: float) -> UploadStore:
+    return UploadStore(is_alive=_session_alive, sweep_every=sweep_every)
 
 
 def stored_upload(files, slot: str) -> StoredUpload:

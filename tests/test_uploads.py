@@ -247,3 +247,16 @@ def test_the_storing_session_is_never_swept_by_its_own_upload(tmp_path):
     up = store.store("s1", "data", [UploadedFile("a.json", SAMPLE)])
     assert store.store("s1", "data", [UploadedFile("a.json", SAMPLE)]) is up
     assert up.folder.exists()
+
+
+def test_the_apps_sweep_interval_is_a_minute_unless_the_environment_says_otherwise():
+    from dagmath_viz.schema import InputError
+    from dagmath_viz.uploads import SWEEP_ENV, sweep_interval
+
+    assert SWEEP_ENV == "DAGMATH_UPLOAD_SWEEP_SECONDS"  # the name the README documents
+    assert sweep_interval({}) == 60.0
+    assert sweep_interval({SWEEP_ENV: " "}) == 60.0
+    assert sweep_interval({SWEEP_ENV: "0.5"}) == 0.5
+    for bad in ("0", "-1", "nan", "inf", "a minute"):
+        with pytest.raises(InputError, match=f"^{SWEEP_ENV}=.*above 0$"):
+            sweep_interval({SWEEP_ENV: bad})

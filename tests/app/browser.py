@@ -86,6 +86,7 @@ class StreamlitServer:
             cmd += ["--", *self.args]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        self._asked = False  # SIGTERM sent (ask_to_stop)
         self._log = open(self.log_path, "wb")  # closed in stop()
         # A new session so stop() can end the server and anything it spawned, by its group id.
         self.proc = subprocess.Popen(
@@ -126,10 +127,17 @@ class StreamlitServer:
             return ""
         return "\n".join(lines[-n:])
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def ask_to_stop(self) -> None:
+        """SIGTERM to the server's group, without waiting: :meth:`stop` waits. Stopping many
+        servers, ask them all first, so their shutdowns overlap."""
+        if self.proc.poll() is None and not self._asked:
+            self._asked = True
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.ask_to_stop()
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:

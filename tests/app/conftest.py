@@ -53,6 +53,8 @@ def streamlit_server() -> Iterator[Callable[..., str]]:
 
     yield start
     for server in servers.values():
+        server.ask_to_stop()  # all at once: each shutdown takes a second or more
+    for server in servers.values():
         server.stop()
 
 

@@ -305,3 +305,13 @@ def test_a_bad_scored_proofs_upload_is_named_by_its_file(monkeypatch):
         errors
     )
     assert not any("dagmath-viz-uploads" in e for e in errors)
+
+
+def test_a_bad_sweep_interval_is_one_error_naming_the_variable(monkeypatch):
+    from dagmath_viz.uploads import SWEEP_ENV
+
+    monkeypatch.setenv(SWEEP_ENV, "a minute")
+    problems, proofs = (_GSM / "problems.jsonl").read_bytes(), (_GSM / "proofs.jsonl").read_bytes()
+    at = _efficiency_with(monkeypatch, problems, proofs)
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert errors == [f"{SWEEP_ENV}='a minute': expected a number of seconds above 0"], errors

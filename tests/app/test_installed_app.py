@@ -5,6 +5,10 @@ the wheel alone into a clean venv, then use it from a folder outside the source 
 - ``dagmath app``: healthy, on 127.0.0.1 only, and a page renders in Chromium;
 - the sdist's own tests collect (its conftest.py ships).
 
+What does not need the venv runs beside the install, and the installed app starts as soon
+as the venv is ready (its cold start overlaps the other tests): the checkout's own ``score``
+to compare with, and the sdist's ``pytest --collect-only``. Each is checked by its test.
+
 Dependencies come from a local wheelhouse (``$DAGMATH_WHEELHOUSE``, else
 ``~/.cache/dagmath-viz/wheelhouse``), filled by ``pip download`` from the configured index
 on first use; later runs install without the network. Skipped when no index answers,
@@ -60,6 +64,41 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(drop)}
 
 
+class _Job:
+    """A command started now and checked later by a test; its output goes to files (a pipe
+    nobody reads yet could fill and stall it)."""
+
+    def __init__(self, argv, folder: Path, name: str, merge: bool = False, **kwargs) -> None:
+        self.out, self.err = folder / f"{name}.out", folder / f"{name}.err"
+        with open(self.out, "wb") as out, open(self.err, "wb") as err:
+            self.proc = subprocess.Popen(
+                [str(a) for a in argv],
+                stdout=out,
+                stderr=subprocess.STDOUT if merge else err,
+                start_new_session=True,  # stop() ends it and whatever it started
+                **kwargs,
+            )
+
+    def result(self, timeout: float = 600) -> subprocess.CompletedProcess:
+        self.proc.wait(timeout=timeout)
+        read = {"errors": "replace"}
+        return subprocess.CompletedProcess(
+            self.proc.args,
+            self.proc.returncode,
+            self.out.read_text(**read),
+            self.err.read_text(**read),
+        )
+
+    def stop(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if self.proc.poll() is not None:
+                return
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=15)
+
+
 def _build(tmp: Path) -> tuple[Path, Path]:
     """(sdist, wheel): the wheel built from the unpacked sdist, as ``python -m build`` does."""
     out = tmp / "dist"
@@ -112,18 +151,56 @@ def _requires(wheel: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def installed() -> Iterator[dict[str, Path]]:
+def installed() -> Iterator[dict]:
     # A folder of our own, not pytest's tmp_path: pytest removes old basetemp folders of the
     # same user, and another session's start could remove this venv while it is in use.
     tmp = Path(tempfile.mkdtemp(prefix="dagmath-wheel-"))
+    jobs: list[_Job] = []
     try:
+        # the checkout's own scores, to compare the installed command's with
+        mine = _Job(
+            [sys.executable, "-m", "dagmath_viz", "score", REPO_ROOT / "sample_data" / "runs"],
+            tmp,
+            "checkout-score",
+            cwd=REPO_ROOT,
+        )
+        jobs.append(mine)
         source, wheel = _build(tmp)
+        collect = _Job(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+            tmp,
+            "sdist-collect",
+            cwd=source,
+            env=dict(os.environ, PYTHONPATH=str(source)),
+        )
+        jobs.append(collect)
         venv = tmp / "venv"
         _install(wheel, venv)
         elsewhere = tmp / "elsewhere"
         elsewhere.mkdir()
-        yield {"sdist": source, "wheel": wheel, "venv": venv, "cwd": elsewhere}
+        port = free_port()
+        app = _Job(
+            [venv / "bin" / "dagmath", "app", "--server.port", port],
+            elsewhere,
+            "app",
+            merge=True,
+            cwd=elsewhere,
+            env=_clean_env(),
+        )
+        jobs.append(app)
+        yield {
+            "sdist": source,
+            "wheel": wheel,
+            "venv": venv,
+            "cwd": elsewhere,
+            "checkout_score": mine,
+            "sdist_collect": collect,
+            "app": app,
+            "app_port": port,
+        }
     finally:  # removing the ~750 MB venv takes a minute on a busy disk: not the test's time
+        for job in jobs:
+            job.stop()
         subprocess.Popen(["rm", "-rf", "--", str(tmp)], start_new_session=True)
 
 
@@ -186,13 +263,8 @@ def test_help_score_and_report_outside_the_source_tree(installed) -> None:
     out = installed["cwd"] / "scored.jsonl"
     scored = _dagmath(installed, "score", runs, "-o", out, "--no-cache")
     assert scored.returncode == 0, scored.stderr
-    mine = subprocess.run(
-        [sys.executable, "-m", "dagmath_viz", "score", REPO_ROOT / "sample_data" / "runs"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        timeout=600,
-        check=True,
-    )
+    mine = installed["checkout_score"].result()
+    assert mine.returncode == 0, mine.stderr[-3000:]
 
     def classes(lines):
         rows = [json.loads(x) for x in lines]
@@ -210,50 +282,31 @@ def test_the_installed_sdist_tests_collect(installed) -> None:
     """The sdist ships tests/ with its conftest.py and data: collecting them errors nowhere."""
     source = installed["sdist"]
     assert (source / "tests" / "conftest.py").is_file() and (source / "LICENSE").is_file()
-    env = dict(os.environ, PYTHONPATH=str(source))
-    proc = _run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-        cwd=source,
-        env=env,
-    )
+    proc = installed["sdist_collect"].result()  # started by the fixture, in `source`
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "error" not in proc.stdout.splitlines()[-1]
 
 
 def test_dagmath_app_serves_the_bundled_data_from_anywhere(installed, chromium_browser) -> None:
-    port = free_port()
-    log = installed["cwd"] / "app.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [installed["venv"] / "bin" / "dagmath", "app", "--server.port", str(port)],
-            cwd=installed["cwd"],
-            env=_clean_env(),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    app, port = installed["app"], installed["app_port"]  # started by the fixture, elsewhere
+    log = app.out
     url = f"http://127.0.0.1:{port}"
     print(f"dagmath app log: {log}")
+    _wait_healthy(url, app.proc, log)
+    assert listening_addresses(port) == {"127.0.0.1"}
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        assert resp.status == 200 and b"<title>" in resp.read()
+    page = chromium_browser.new_page()
     try:
-        _wait_healthy(url, proc, log)
-        assert listening_addresses(port) == {"127.0.0.1"}
-        with urllib.request.urlopen(url, timeout=10) as resp:
-            assert resp.status == 200 and b"<title>" in resp.read()
-        page = chromium_browser.new_page()
-        try:
-            page.goto(url)
-            # a cold start: first imports, the answer-check worker, scoring the sample data
-            wait_for_app(page, timeout_ms=180_000)
-            assert page.locator("[data-testid=stException]").count() == 0
-            text = page.locator("[data-testid=stMain]").inner_text()
-            shown = [m for m in _sample_models() if m in text]  # the sample data's leaderboard
-            assert shown, text[:2000]
-        finally:
-            page.close()
+        page.goto(url)
+        # a cold start: first imports, the answer-check worker, scoring the sample data
+        wait_for_app(page, timeout_ms=180_000)
+        assert page.locator("[data-testid=stException]").count() == 0
+        text = page.locator("[data-testid=stMain]").inner_text()
+        shown = [m for m in _sample_models() if m in text]  # the sample data's leaderboard
+        assert shown, text[:2000]
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=15)
+        page.close()
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 90) -> None:

@@ -17,13 +17,6 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 RUNS = Path(APP).parent / "sample_data" / "runs"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-
-
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
     """One model, two problems: the leaderboard rests on fewer than 20 problems."""
@@ -41,33 +34,53 @@ def tiny_run(tmp_path_factory) -> Path:
     return root
 
 
-def _page(monkeypatch, data: Path | None, page: str) -> AppTest:
-    if data is None:
-        monkeypatch.delenv("DAGMATH_DATA", raising=False)
-    else:
-        monkeypatch.setenv("DAGMATH_DATA", str(data))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page(page)
-    at.run()
+def _page(data: Path | None, page: str) -> AppTest:
+    """A fresh AppTest (caches cleared) of ``page`` on ``data`` (None: the bundled data)."""
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        if data is None:
+            mp.delenv("DAGMATH_DATA", raising=False)
+        else:
+            mp.setenv("DAGMATH_DATA", str(data))
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.run()
+        at.switch_page(page)
+        at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
+@pytest.fixture(scope="module")
+def bundled():
+    """``bundled(page)``: that page's one AppTest run on the bundled data, shared by every test
+    here that only reads what it shows (each run costs seconds: scoring, bootstrap, charts)."""
+    runs: dict[str, AppTest] = {}
+
+    def get(page: str) -> AppTest:
+        if page not in runs:
+            runs[page] = _page(None, page)
+        return runs[page]
+
+    yield get
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
 @pytest.mark.parametrize("page", ["pages/overview.py", "pages/distributions.py"])
-def test_bundled_data_is_labelled_simulated(monkeypatch, page):
-    at = _page(monkeypatch, None, page)
+def test_bundled_data_is_labelled_simulated(bundled, page):
+    at = bundled(page)
     assert any(BUNDLED_NOTICE in i.value for i in at.info)
 
 
-def test_own_data_is_not_labelled_and_few_problems_warn(monkeypatch, tiny_run):
-    at = _page(monkeypatch, tiny_run, "pages/overview.py")
+def test_own_data_is_not_labelled_and_few_problems_warn(tiny_run):
+    at = _page(tiny_run, "pages/overview.py")
     assert not any(BUNDLED_NOTICE in i.value for i in at.info)
     assert any("fewer than 20 problems" in w.value for w in at.warning)
 
 
-def test_overview_shows_pass_at_1_and_r_hat_per_model(monkeypatch):
-    at = _page(monkeypatch, None, "pages/overview.py")
+def test_overview_shows_pass_at_1_and_r_hat_per_model(bundled):
+    at = bundled("pages/overview.py")
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     spread = next(c for c in charts if "PASS@1 and R̂ per model" in c["layout"]["title"]["text"])
     names = {t["name"] for t in spread["data"]}
@@ -84,8 +97,8 @@ def test_overview_shows_pass_at_1_and_r_hat_per_model(monkeypatch):
     assert len(spread["data"]) == 2 * board["dataset"].nunique()
 
 
-def test_distributions_show_closeness_and_shift(monkeypatch):
-    at = _page(monkeypatch, None, "pages/distributions.py")
+def test_distributions_show_closeness_and_shift(bundled):
+    at = bundled("pages/distributions.py")
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert any("Accuracy by closeness" in t for t in titles)
     assert any("Appendix F" in t for t in titles)
