@@ -2,6 +2,33 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def app_on(monkeypatch, data: Path | None, *, timeout: float = 60, **query: str) -> AppTest:
+    """The app run once in AppTest on ``data`` (``--data``; None: the bundled sample data),
+    with ``query`` as its URL's query parameters."""
+    if data is None:
+        monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    else:
+        monkeypatch.setenv("DAGMATH_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.query_params.update(query)
+    at.run()
+    return at
+
+
+def on_page(at: AppTest, page: str) -> AppTest:
+    """``at`` switched to ``page`` (``pages/<name>.py``) and run, with no exception."""
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
 
 def choice(at, key: str):
     """The selectbox drawn by ``pages.common.select(..., key)``.

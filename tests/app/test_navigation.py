@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.corpus import load_corpus
-from tests.app.helpers import choice
+from tests.app.helpers import app_on, choice, on_page
 from tests.app.test_pages import LOGCOUNT, WALKS, _sample  # noqa: F401  (the shared fixture data)
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -55,21 +55,10 @@ def _scored_jsonl(run: Path, out: Path, source=None) -> Path:
 
 
 def _app(monkeypatch, data: Path | None, **params) -> AppTest:
-    if data is None:
-        monkeypatch.delenv("DAGMATH_DATA", raising=False)
-    else:
-        monkeypatch.setenv("DAGMATH_DATA", str(data))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params.update(params)
-    at.run()
-    return at
+    return app_on(monkeypatch, data, timeout=90, **params)
 
 
-def _page(at: AppTest, page: str) -> AppTest:
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+_page = on_page
 
 
 def _text(elements) -> list[str]:

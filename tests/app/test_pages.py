@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.corpus import load_corpus
 from dagmath_viz.deadends import dead_end_table
-from tests.app.helpers import choice
+from tests.app.helpers import app_on, choice, on_page
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = [
@@ -86,20 +86,10 @@ def _fresh_caches():
 
 
 def _app(monkeypatch, data: Path | None) -> AppTest:
-    if data is None:
-        monkeypatch.delenv("DAGMATH_DATA", raising=False)
-    else:
-        monkeypatch.setenv("DAGMATH_DATA", str(data))
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    return at
+    return app_on(monkeypatch, data)
 
 
-def _run_page(at: AppTest, page: str) -> AppTest:
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+_run_page = on_page
 
 
 # --- every page runs on every data source -----------------------------------------------

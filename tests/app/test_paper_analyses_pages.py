@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from dagmath_viz.bundled import BUNDLED_NOTICE
 from dagmath_viz.corpus import load_corpus
 from dagmath_viz.tables import leaderboard, model_spread
+from tests.app.helpers import app_on, on_page
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 RUNS = Path(APP).parent / "sample_data" / "runs"
@@ -39,16 +40,7 @@ def _page(data: Path | None, page: str) -> AppTest:
     st.cache_resource.clear()
     st.cache_data.clear()
     with pytest.MonkeyPatch.context() as mp:
-        if data is None:
-            mp.delenv("DAGMATH_DATA", raising=False)
-        else:
-            mp.setenv("DAGMATH_DATA", str(data))
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.run()
-        at.switch_page(page)
-        at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+        return on_page(app_on(mp, data, timeout=120), page)
 
 
 @pytest.fixture(scope="module")

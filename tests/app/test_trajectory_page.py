@@ -11,6 +11,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from tests.app.helpers import app_on, on_page
+
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
@@ -21,17 +23,7 @@ def _fresh_caches():
 
 
 def _trajectory_page(monkeypatch, data: Path | None, **query: str) -> AppTest:
-    if data is None:
-        monkeypatch.delenv("DAGMATH_DATA", raising=False)
-    else:
-        monkeypatch.setenv("DAGMATH_DATA", str(data))
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page("pages/trajectory.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return on_page(app_on(monkeypatch, data, **query), "pages/trajectory.py")
 
 
 def _view_data(at: AppTest) -> dict:
