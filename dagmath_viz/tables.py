@@ -117,8 +117,8 @@ def class_counts_table(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset"
 def with_difficulty_group(df: pd.DataFrame) -> pd.DataFrame:
     """A copy with a ``difficulty_group`` column (group k holds difficulties in (k-1, k])."""
     difficulty = pd.to_numeric(df["difficulty"], errors="coerce").astype(float).to_numpy()
-    known = ~np.isnan(difficulty)
-    # difficulty_group, vectorised: max(1, ceil(d)); unknown stays missing
+    known = np.isfinite(difficulty)
+    # difficulty_group, vectorised: max(1, ceil(d)); unknown (or infinite) stays missing
     groups = np.maximum(1, np.ceil(np.where(known, difficulty, 1.0)))
     column = pd.array(groups.astype(np.int64), dtype="Int64")
     column[~known] = pd.NA

@@ -312,6 +312,8 @@ def test_with_difficulty_group_matches_the_row_by_row_definition():
         assert str(got["difficulty_group"].dtype) == "Int64"
         assert got.drop(columns="difficulty_group").equals(df)  # the rest unchanged
         assert "difficulty_group" not in df.columns  # the input is left alone
+    odd = with_difficulty_group(pd.DataFrame({"difficulty": [float("inf"), 0.5, None]}))
+    assert odd["difficulty_group"].tolist() == [pd.NA, 1, pd.NA]  # infinite: no group
 
 
 def test_model_spread_from_a_given_board_is_the_same_table():
