@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
-from dagmath_viz.metrics import GRAPH_STATS, cohort_masks, difficulty_group, summarise
+from dagmath_viz.metrics import GRAPH_STATS, cohort_masks, summarise
 from dagmath_viz.schema import CLASSES, COHORTS
 
 __all__ = [
@@ -48,6 +49,8 @@ def leaderboard(
     rows = []
     by = list(by)
     df = grouping_frame(df, by)
+    # only the columns the numbers read: each group's rows are then a narrow slice
+    df = df[list(dict.fromkeys([*by, *_LEADERBOARD_COLUMNS]))]
     for s in summarise(df, by=by, n_boot=n_boot, seed=seed, cohorts=False):
         row = {k: s[k] for k in by}
         row.update(
@@ -74,12 +77,21 @@ def leaderboard(
     return pd.DataFrame(rows)
 
 
+#: The columns :func:`leaderboard`'s numbers read (per problem and per group).
+_LEADERBOARD_COLUMNS = (
+    "model", "dataset", "problem_id", "final_correct", "closed", "closeness_rate",
+    "difficulty", "class",
+)  # fmt: skip
+
+
 def table1(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.DataFrame:
     """The paper's Table 1 in long form: one row per group × cohort with mean statistics.
 
     Density stays a fraction here; display it in percent as the paper does.
     """
     rows = []
+    # only the columns the cells read: each group's rows are then a narrow slice
+    df = df[list(dict.fromkeys([*by, "final_correct", "class", *GRAPH_STATS]))]
     groups = df.groupby(list(by), sort=True) if by else [((), df)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
@@ -104,9 +116,13 @@ def class_counts_table(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset"
 
 def with_difficulty_group(df: pd.DataFrame) -> pd.DataFrame:
     """A copy with a ``difficulty_group`` column (group k holds difficulties in (k-1, k])."""
-    out = df.copy()
-    out["difficulty_group"] = out["difficulty"].map(difficulty_group).astype("Int64")
-    return out
+    difficulty = pd.to_numeric(df["difficulty"], errors="coerce").astype(float).to_numpy()
+    known = np.isfinite(difficulty)
+    # difficulty_group, vectorised: max(1, ceil(d)); unknown (or infinite) stays missing
+    groups = np.maximum(1, np.ceil(np.where(known, difficulty, 1.0)))
+    column = pd.array(groups.astype(np.int64), dtype="Int64")
+    column[~known] = pd.NA
+    return df.assign(difficulty_group=column)
 
 
 def leaderboard_display(
@@ -196,16 +212,21 @@ def _hashable(value) -> bool:
     return not isinstance(value, list | dict | set | tuple)
 
 
-def model_spread(df: pd.DataFrame, within: Sequence[str] = ("dataset",)) -> pd.DataFrame:
+def model_spread(
+    df: pd.DataFrame, within: Sequence[str] = ("dataset",), board: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The paper's Table 2 "Std" row: across models, the sample std of PASS@1, R̂ and AUC.
 
     One row per ``within`` group (per dataset by default): ``n_models``, the mean and the
     sample standard deviation (n − 1 in the denominator) over models of each metric, in
     fractions, and ``ratio`` = std PASS@1 / std R̂ (the paper's finding: PASS@1 varies far
-    more than R̂). Fewer than two models give NaN stds.
+    more than R̂). Fewer than two models give NaN stds. ``board``, when given, is
+    :func:`leaderboard` of ``df`` by ``["model", *within]`` already computed (its point
+    estimates do not depend on ``n_boot``), so it is not computed again.
     """
     within = list(within)
-    board = leaderboard(df, by=["model", *within], n_boot=0)
+    if board is None:
+        board = leaderboard(df, by=["model", *within], n_boot=0)
     cols = ["n_models"] + [
         f"{m}_{s}" for m in ("pass_at_1", "r_hat", "auc") for s in ("mean", "std")
     ]

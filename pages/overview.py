@@ -59,7 +59,7 @@ st.caption(
     "The table is the paper's Table 2 Std row: the sample standard deviation over models."
 )
 st.plotly_chart(paper_figures.spread_figure(board), width="stretch")
-spread = common.derived("model_spread", lambda: tables.model_spread(df))
+spread = common.derived("model_spread", lambda: tables.model_spread(df, board=board))
 shown = spread.copy()
 for col in shown.columns:
     if col.endswith(("_mean", "_std")):

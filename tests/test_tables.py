@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -278,3 +279,63 @@ def test_answers_before_final_step() -> None:
     trajs = [traj([1, 2, 3]), traj([1, 2, 3]), traj([1, 2]), None]
     assert answers_before_final_step(df, trajs) == (1, 3)
     assert answers_before_final_step(pd.DataFrame({"x": [1]}), [None]) is None
+
+
+def _random_scored_frame(seed: int, n: int = 600) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    classes = np.array(["perfect", "imperfect", "incorrect", "illegal", "unscored"])
+    difficulty = rng.choice([np.nan, 0.0, 0.2, 1.0, 1.5, 2.0, 3.7, -1.0, 5.0], size=n)
+    final = rng.choice([True, False, None], size=n)
+    return pd.DataFrame({
+        "model": rng.choice(["a", "b", "c"], size=n),
+        "dataset": rng.choice(["d1", "d2"], size=n),
+        "problem_id": rng.integers(0, 40, size=n).astype(str),
+        "sample_id": np.arange(n),
+        "difficulty": difficulty,
+        "final_correct": final,
+        "closed": rng.random(n) < 0.5,
+        "closeness_rate": rng.random(n),
+        "class": rng.choice(classes, size=n),
+        "n_nodes": rng.integers(1, 30, size=n),
+        "other": ["x"] * n,
+    })  # fmt: skip
+
+
+def test_with_difficulty_group_matches_the_row_by_row_definition():
+    from dagmath_viz.metrics import difficulty_group
+
+    for seed in range(5):
+        df = _random_scored_frame(seed)
+        got = with_difficulty_group(df)
+        expected = df["difficulty"].map(difficulty_group).astype("Int64")
+        assert got["difficulty_group"].equals(expected)
+        assert str(got["difficulty_group"].dtype) == "Int64"
+        assert got.drop(columns="difficulty_group").equals(df)  # the rest unchanged
+        assert "difficulty_group" not in df.columns  # the input is left alone
+    odd = with_difficulty_group(pd.DataFrame({"difficulty": [float("inf"), 0.5, None]}))
+    assert odd["difficulty_group"].tolist() == [pd.NA, 1, pd.NA]  # infinite: no group
+
+
+def test_model_spread_from_a_given_board_is_the_same_table():
+    from dagmath_viz.tables import model_spread
+
+    for seed in range(3):
+        df = _random_scored_frame(seed)
+        board = leaderboard(df, n_boot=1000)
+        pd.testing.assert_frame_equal(model_spread(df, board=board), model_spread(df))
+
+
+def test_leaderboard_ignores_columns_it_does_not_read():
+    df = _random_scored_frame(7)
+    wide = df.assign(extra=[[1]] * len(df), more=df["model"] + "!")
+    pd.testing.assert_frame_equal(leaderboard(wide, n_boot=1000), leaderboard(df, n_boot=1000))
+
+
+def test_table1_ignores_columns_it_does_not_read():
+    df = _random_scored_frame(11)
+    for stat in ("n_edges", "density", "max_in_degree", "max_out_degree"):
+        df[stat] = df["n_nodes"] * 0.5 + len(stat)
+    wide = df.assign(extra=[[1]] * len(df), more=df["model"] + "!")
+    expected = table1(df)
+    pd.testing.assert_frame_equal(table1(wide), expected)
+    assert len(expected) == 6 * 4  # 3 models × 2 datasets × 4 cohorts
