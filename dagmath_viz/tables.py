@@ -19,6 +19,7 @@ __all__ = [
     "closeness_accuracy",
     "closeness_bin",
     "correct_to_perfect_shift",
+    "default_comparison",
     "format_percent",
     "grouping_frame",
     "leaderboard",
@@ -391,3 +392,28 @@ def answers_before_final_step(
         if answer_step is not None and not pd.isna(answer_step):
             count += answer_step != traj.steps[-1].step_id
     return count, known
+
+
+def default_comparison(df: pd.DataFrame) -> list[str]:
+    """The two models Compare opens on when nothing asks for others: the first two, by name,
+    of the dataset the most models share (then the one with more trajectories, then by
+    name), so the first view compares models on one dataset rather than whichever two
+    names sort first. Fewer than two models: all of them.
+
+    >>> df = pd.DataFrame({"model": ["b", "a", "c", "c"], "dataset": ["x", "y", "y", "y"]})
+    >>> default_comparison(df)
+    ['a', 'c']
+    """
+    if df.empty:
+        return []
+    pairs = df[["model", "dataset"]].astype(str)
+    ranked = (
+        pairs.groupby("dataset")
+        .agg(models=("model", "nunique"), rows=("model", "size"))
+        .reset_index()
+        .sort_values(["models", "rows", "dataset"], ascending=[False, False, True])
+    )
+    best = ranked.iloc[0]
+    if best["models"] < 2:
+        return sorted(pairs["model"].unique())[:2]
+    return sorted(pairs.loc[pairs["dataset"] == best["dataset"], "model"].unique())[:2]

@@ -31,14 +31,15 @@ elif "cmp_models" in st.session_state:
     # (or one model twice, left by a one-model source)
     kept = [m for m in dict.fromkeys(st.session_state["cmp_models"]) if m in all_models]
     if kept != st.session_state["cmp_models"]:
-        st.session_state["cmp_models"] = kept if len(kept) >= 2 else all_models[:2]
+        st.session_state["cmp_models"] = kept if len(kept) >= 2 else tables.default_comparison(df)
 if "cmp_models" not in st.session_state:  # never with one model: set above
     asked = st.query_params.get_all("models")
     unknown = [m for m in asked if m not in all_models]
     if unknown:
         st.session_state["cmp_unknown"] = unknown
     wanted = [m for m in asked if m in all_models]
-    st.session_state["cmp_models"] = wanted if len(wanted) >= 2 or unknown else all_models[:2]
+    default = tables.default_comparison(df)
+    st.session_state["cmp_models"] = wanted if len(wanted) >= 2 or unknown else default
 if ONE_MODEL:
     stale = [m for m in st.query_params.get_all("models") if m not in all_models]
     if stale:

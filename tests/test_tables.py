@@ -13,6 +13,7 @@ from dagmath_viz.scoring import records_frame
 from dagmath_viz.tables import (
     class_counts_table,
     cohort_long,
+    default_comparison,
     format_percent,
     leaderboard,
     leaderboard_display,
@@ -339,3 +340,41 @@ def test_table1_ignores_columns_it_does_not_read():
     expected = table1(df)
     pd.testing.assert_frame_equal(table1(wide), expected)
     assert len(expected) == 6 * 4  # 3 models × 2 datasets × 4 cohorts
+
+
+# --- Compare's default pair ---------------------------------------------------------------
+
+
+def _pairs(*rows: tuple[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["model", "dataset"])
+
+
+@pytest.mark.parametrize(
+    ("frame", "expected"),
+    [
+        # the bundled shape: two logic models sort first but share only their own dataset;
+        # the dataset four models share wins, and its first two by name are compared
+        (
+            _pairs(
+                ("gsm-a", "gsm"),
+                ("gsm-b", "gsm"),
+                ("sim-2", "arith"),
+                ("sim-1", "arith"),
+                ("sim-3", "arith"),
+                ("sim-4", "arith"),
+            ),
+            ["sim-1", "sim-2"],
+        ),
+        # a tie on models: the dataset with more trajectories
+        (_pairs(("a", "x"), ("b", "x"), ("c", "y"), ("d", "y"), ("d", "y")), ["c", "d"]),
+        # a tie on both: the dataset first by name
+        (_pairs(("c", "y"), ("d", "y"), ("a", "z"), ("b", "z")), ["c", "d"]),
+        # no dataset holds two models: the first two names overall
+        (_pairs(("b", "x"), ("a", "y")), ["a", "b"]),
+        (_pairs(("only", "x"), ("only", "x")), ["only"]),
+        (_pairs(), []),
+    ],
+    ids=["most-models", "tie-rows", "tie-name", "none-shared", "one-model", "empty"],
+)
+def test_default_comparison(frame: pd.DataFrame, expected: list[str]) -> None:
+    assert default_comparison(frame) == expected

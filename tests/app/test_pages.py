@@ -299,3 +299,12 @@ def test_dead_ends_by_tag_says_when_steps_carry_no_tags(monkeypatch, logcount_ru
     (section,) = [e for e in at.expander if e.label == "Dead ends by step tag"]
     assert any("carry no tags" in c.value for c in section.caption)
     assert not section.get("plotly_chart")
+
+
+def test_compare_opens_on_two_models_of_the_most_shared_dataset(monkeypatch):
+    """The bundled data: gsm-bfs and gsm-dfs sort first but share only the logic set;
+    six simulated models share arith-word and olympiad-lite, so the page opens on the
+    first two of those by name, on arith-word."""
+    at = _run_page(_app(monkeypatch, None), "pages/compare.py")
+    assert at.multiselect(key="cmp_models").value == ["sim-focus-2.4", "sim-focus-2.5"]
+    assert choice(at, "cmp_dataset").value == "arith-word"
