@@ -35,6 +35,8 @@ __all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
 
 #: Bytes of scored JSONL parsed into records at a time (then made columns at once).
 SCORED_SLICE = 1 << 20
+#: Bytes of a JSONL file's first line read to tell scored records from trajectories.
+_FIRST_LINE_BYTES = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,8 @@ def scored_jsonl_frames(path: Path) -> list[pd.DataFrame] | None:
     layout = layout_of(path)
     if path.suffix.lower() != ".jsonl" or layout is None or not layout.records:
         return None  # read by another layout's reader, or not JSONL
+    if not _starts_scored(path):
+        return None  # trajectories as JSONL: load_file reads them, and the file only once
     try:
         data = jsonio.strip_bom(jsonio.read_bytes(path))
     except InputError:
@@ -184,6 +188,17 @@ def scored_jsonl_frames(path: Path) -> list[pd.DataFrame] | None:
             return None
         frames.append(records_frame(records))
     return frames or None
+
+
+def _starts_scored(path: Path) -> bool:
+    """Whether the file's first line is a valid scored record: only then is the whole file
+    read here, so a JSONL of trajectories is not read twice (here, then by load_file)."""
+    try:
+        with open(path, "rb") as handle:
+            head = jsonio.strip_bom(handle.readline(_FIRST_LINE_BYTES))
+    except OSError:
+        return False  # load_file says why
+    return bool(head.strip()) and parse_scored_jsonl(head) is not None
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -129,3 +129,21 @@ def test_a_key_seen_twice_keeps_its_first_row(tmp_path, monkeypatch):
     assert corpus.row_of(*key) == 0
     assert corpus.row_of(key[0], key[1], key[2], 12345) is None
     assert corpus.row_of("no such model", key[1], key[2], key[3]) is None
+
+
+def test_a_jsonl_of_trajectories_is_read_once(tmp_path, monkeypatch):
+    """Only a file whose first line is a scored record is read by the slice reader; a
+    JSONL of trajectories goes to load_file alone (it used to be read by both)."""
+    from dagmath_viz import jsonio
+
+    path = tmp_path / "m" / "d" / "runs.jsonl"
+    path.parent.mkdir(parents=True)
+    step = {"step_id": 1, "thinking": "t", "direct_dependent_steps": None, "text": r"$\boxed{1}$"}
+    lines = [{"problem_id": i, "sample_id": 0, "steps": [step], "answer": "1"} for i in range(3)]
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    reads: list[str] = []
+    real = jsonio.read_bytes
+    monkeypatch.setattr(jsonio, "read_bytes", lambda p: reads.append(str(p)) or real(p))
+    corpus = load_corpus([path])
+    assert len(corpus) == 3 and corpus.trajectory(0) is not None
+    assert reads.count(str(path)) == 1
