@@ -33,12 +33,18 @@ __all__ = [
     "missing_sources",
     "parse_source",
     "scored_dead_end_table",
+    "trajectory_bytes",
 ]
 
 #: Category of a dead end whose trajectory's steps could not be read.
 UNKNOWN = "unknown"
 _LOCATION = re.compile(r"^(?P<file>.+?):(?P<where>(?:line \d+, )?(?:line|item) \d+)$")
 _POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>\d+)\]$")
+#: A place a record can be read from alone: ``item 2``, ``line 7`` or ``line 7, item 2``.
+_PLACE = re.compile(r"^(?:line (?P<line>\d+)(?:, )?)?(?:item (?P<item>\d+))?$")
+#: Bytes allowed per step and per trajectory beyond their text (:func:`trajectory_bytes`).
+_PER_STEP = 400
+_PER_TRAJECTORY = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +94,36 @@ def _candidates(file: str, roots: Sequence[str | Path]) -> list[Path]:
 
 
 class SourceReader:
-    """Reads trajectories back from their sources, keeping the last few files read.
+    """Reads trajectories back from their sources, one record at a time, keeping a few.
+
+    A record whose source names its place (``item 2``, ``line 7``, ``line 7, item 2``) in
+    a file of JSON records is read alone: the file's JSON is parsed, and only that record
+    is made a :class:`Trajectory` (a file of 32 samples of 300 steps is ~5 MB of JSON).
+    The parsed JSON of the last file read is kept, so listing many records of one file
+    (the Dead ends page) parses it once. Any other source (no place, a Thought Anchors
+    folder, a record that is no longer where it was scored) is found by reading its whole
+    file, as :func:`dagmath_viz.loading.load_file` does.
 
     Args:
         roots: folders (or files) the scored data were opened from; relative source
             paths are also looked for under them and their parents.
-        max_files: how many parsed files to keep (memory stays bounded by this).
+        max_bytes: about how much memory the trajectories kept may take (their text plus a
+            per-step allowance); the least recently read go first. The last file's parsed
+            JSON is kept only when its file is at most a quarter of this.
     """
 
-    def __init__(self, roots: Sequence[str | Path] = (), max_files: int = 8) -> None:
+    def __init__(self, roots: Sequence[str | Path] = (), max_bytes: int = 32 * 2**20) -> None:
         self.roots = tuple(roots)
-        self.max_files = max_files
-        self._files: OrderedDict[Path, list[Trajectory]] = OrderedDict()
+        self.max_bytes = max_bytes
+        self._kept: OrderedDict[tuple, tuple[Trajectory, int]] = OrderedDict()
+        self._kept_bytes = 0
+        self._document: tuple[tuple, list] | None = None  # (file signature, documents)
         self._lock = threading.Lock()  # one reader serves every session of a data source
+
+    @property
+    def kept_bytes(self) -> int:
+        """The estimated size of the trajectories kept (at most :attr:`max_bytes`)."""
+        return self._kept_bytes
 
     def locate(self, file: str) -> Path | None:
         """The existing path a source file names, or ``None``."""
@@ -111,18 +134,6 @@ class SourceReader:
             except OSError:
                 continue
         return None
-
-    def _trajectories(self, path: Path) -> list[Trajectory]:
-        from dagmath_viz.loading import load_file
-
-        if path in self._files:
-            self._files.move_to_end(path)
-            return self._files[path]
-        trajectories, _scored, _issues = load_file(path)
-        self._files[path] = trajectories
-        while len(self._files) > self.max_files:
-            self._files.popitem(last=False)
-        return trajectories
 
     def read(
         self, source: str, key: tuple[str, str, str, int] | None = None
@@ -138,8 +149,101 @@ class SourceReader:
         path = self.locate(ref.file)
         if path is None:
             return None, f"source file not found: {ref.file}"
+        wanted = (str(path), ref.location, ref.position, None if key is None else tuple(key))
         with self._lock:
-            trajectories = self._trajectories(path)
+            hit = self._kept.get(wanted)
+            if hit is not None:
+                self._kept.move_to_end(wanted)
+                return hit[0], None
+            found = self._one_record(path, ref, wanted[3])
+            if found is None:
+                found, why = self._search_file(path, ref, wanted[3])
+                if found is None:
+                    return None, why
+            self._keep(wanted, found)
+        return found, None
+
+    def _keep(self, wanted: tuple, traj: Trajectory) -> None:
+        size = trajectory_bytes(traj)
+        if size > self.max_bytes:
+            return
+        self._kept[wanted] = (traj, size)
+        self._kept_bytes += size
+        while self._kept_bytes > self.max_bytes:
+            _, (_, gone) = self._kept.popitem(last=False)
+            self._kept_bytes -= gone
+
+    def _one_record(self, path: Path, ref: SourceRef, key: tuple | None) -> Trajectory | None:
+        """The record at ``ref.location`` parsed alone, or ``None`` when that is not sure
+        to give what reading the whole file gives (then the file is read whole)."""
+        from dagmath_viz.loading import (
+            RECORD_MARKERS,
+            _is_sample_id,
+            file_context,
+            is_scored,
+            layout_of,
+            parse_record,
+        )
+
+        if ref.location is None or not (m := _PLACE.match(ref.location)):
+            return None
+        layout = layout_of(path)
+        if layout is not None and not layout.records:
+            return None
+        documents = self._documents(path)
+        if documents is None:
+            return None
+        line = f"line {m['line']}" if m["line"] else ""
+        doc = next((d for where, d in documents if where == line), None)
+        if m["item"] is not None:
+            i = int(m["item"]) - 1
+            record = doc[i] if isinstance(doc, list) and i < len(doc) else None
+        else:
+            record = doc if m["line"] and isinstance(doc, dict) else None
+        # The record's position in the file only matters for a missing or bad sample_id.
+        if (
+            not isinstance(record, dict)
+            or is_scored(record)
+            or not RECORD_MARKERS & record.keys()
+            or not _is_sample_id(record.get("sample_id"))
+        ):
+            return None
+        traj, _issues = parse_record(record, str(path), ref.location, 0, context=file_context(path))
+        if traj is None or (key is not None and traj.key != key):
+            return None  # the file changed since it was scored: look for the key instead
+        return traj
+
+    def _documents(self, path: Path) -> list | None:
+        """The file's JSON documents, ``(location, value)`` (the last file's are kept);
+        ``None`` when it cannot be read or parsed (the whole-file reading reports why)."""
+        from dagmath_viz import jsonio
+        from dagmath_viz.schema import InputError
+
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        signature = (str(path), stat.st_mtime_ns, stat.st_size)
+        if self._document is not None and self._document[0] == signature:
+            return self._document[1]
+        self._document = None  # before parsing: never two files' JSON at once
+        try:
+            data = jsonio.read_bytes(path)
+            documents = [tuple(d) for d in jsonio.documents(path, data)]
+        except InputError:
+            return None
+        del data
+        if stat.st_size * 4 <= self.max_bytes:
+            self._document = (signature, documents)
+        return documents
+
+    def _search_file(
+        self, path: Path, ref: SourceRef, key: tuple | None
+    ) -> tuple[Trajectory | None, str | None]:
+        """Read the whole file and find the record by its place, else by ``key``."""
+        from dagmath_viz.loading import load_file
+
+        trajectories, _scored, _issues = load_file(path)
         if not trajectories:
             return None, f"no trajectory could be read from {path}"
         found = None
@@ -149,16 +253,23 @@ class SourceReader:
         elif ref.position is not None:
             suffix = f"[{ref.position}]"
             found = next((t for t in trajectories if t.source.endswith(suffix)), None)
-        if found is not None and key is not None and found.key != tuple(key):
+        if found is not None and key is not None and found.key != key:
             found = None  # the file changed since it was scored: trust the key instead
         if found is None and key is not None:
-            found = next((t for t in trajectories if t.key == tuple(key)), None)
+            found = next((t for t in trajectories if t.key == key), None)
         if found is None and ref.location is None and ref.position is None:
             found = trajectories[0] if len(trajectories) == 1 else None
         if found is None:
             where = ref.location or (f"position {ref.position}" if ref.position is not None else "")
             return None, f"{path}: no trajectory at {where or 'the recorded place'} matches"
         return found, None
+
+
+def trajectory_bytes(traj: Trajectory) -> int:
+    """About how much memory a trajectory takes: its text, and an allowance per step for
+    the step object, its id, parents and string headers (an estimate, not a measurement)."""
+    text = sum(len(s.text) + len(s.justification) for s in traj.steps)
+    return text + len(traj.problem_text) + _PER_STEP * len(traj.steps) + _PER_TRAJECTORY
 
 
 def scored_dead_end_table(

@@ -5,10 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dagmath_viz import tables
-from dagmath_viz.corpus import natural_key
-from dagmath_viz.render import readable_default
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import escape_markdown, math_markdown, plain
+from dagmath_viz.trajectory_table import trajectory_index
 from pages import common, graph_view
 
 corpus = common.corpus()
@@ -18,46 +17,31 @@ if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
 
+# Built once per data source: the selectors' lists, the walking order and the landing.
+index = common.derived("trajectory_index", lambda: trajectory_index(df))
 if "traj_model" not in st.session_state and "model" not in st.query_params:
     # Land on a readable trajectory (short, imperfect, with a dead end), not the largest.
-    keys = ["model", "dataset", "problem_id", "sample_id", "n_nodes", "dead_ends", "class"]
-    landing = (
-        df[keys]  # not a copy of every column
-        .assign(_key=df["problem_id"].map(natural_key))
-        .sort_values(["model", "dataset", "_key", "sample_id"])
-    )
-    sizes = [
-        (int(n), len(d), c)
-        for n, d, c in zip(landing["n_nodes"], landing["dead_ends"], landing["class"], strict=True)
-    ]
-    pick_row = readable_default(sizes)
-    if pick_row is not None:
-        first = landing.iloc[pick_row]
+    if index.landing is not None:
+        land_model, land_dataset, land_problem, land_sample = index.landing
         st.session_state.update(
-            traj_model=first["model"],
-            traj_dataset=first["dataset"],
-            traj_problem=first["problem_id"],
-            traj_sample=first["sample_id"],
+            traj_model=land_model,
+            traj_dataset=land_dataset,
+            traj_problem=land_problem,
+            traj_sample=land_sample,
         )
 
 top = st.columns([2, 2, 3])
 with top[0]:
-    model = common.select(
-        "Model", sorted(df["model"].unique()), "traj_model", "model", where="in the loaded data"
-    )
+    model = common.select("Model", index.models, "traj_model", "model", where="in the loaded data")
 with top[1]:
-    datasets = sorted(df.loc[df["model"] == model, "dataset"].unique())
     dataset = common.select(
-        "Dataset", datasets, "traj_dataset", "dataset", where=f"for model {model}"
+        "Dataset", index.datasets[model], "traj_dataset", "dataset", where=f"for model {model}"
     )
 with top[2]:
-    present = [c for c in CLASSES if c in set(df["class"])]
+    present = [c for c in CLASSES if c in index.classes]
     classes = st.multiselect("Show classes", present, default=present, key="traj_classes")
 
-sub = df[(df["model"] == model) & (df["dataset"] == dataset) & df["class"].isin(classes)]
-order = sorted(
-    zip(sub["problem_id"], sub["sample_id"], strict=True), key=lambda k: (natural_key(k[0]), k[1])
-)
+order, order_rows = index.order(model, dataset, classes)
 if not order:
     st.info("No trajectory of these classes for this model and dataset.")
     st.stop()
@@ -89,10 +73,10 @@ with pick[3]:
     st.button("Next ▶", on_click=_move, args=(1,), width="stretch")
 
 st.query_params.update(model=model, dataset=dataset, problem=str(problem), sample=str(sample))
-row = corpus.row_of(model, dataset, problem, sample)
+position = order.index((problem, sample)) + 1
+row = order_rows[position - 1]
 rec = df.iloc[row]
 traj, unreadable = common.trajectory_of(corpus, row)
-position = order.index((problem, sample)) + 1
 st.caption(
     f"Trajectory {position:,} of {len(order):,} shown · source: "
     + escape_markdown(plain(rec["source"] or "", 200))

@@ -94,15 +94,6 @@ def test_changed_file_falls_back_to_the_key(run):
     assert traj is None and "no trajectory at item 1 matches" in why
 
 
-def test_reader_keeps_a_bounded_number_of_files(tmp_path):
-    for i in range(5):
-        (tmp_path / f"problem_{i}.json").write_text(json.dumps({"steps": _steps([[]])}))
-    reader = SourceReader(max_files=2)
-    for i in range(5):
-        assert reader.read(str(tmp_path / f"problem_{i}.json"))[0] is not None
-    assert len(reader._files) == 2
-
-
 def test_scored_dead_ends_categorised_from_sources_or_unknown(run, tmp_path):
     records = records_frame(
         [{**r, "source": r["source"]} for r in load_corpus([run]).scored.to_dict("records")]

@@ -214,7 +214,9 @@
         && (e.from === state.selected || e.to === state.selected));
       p.classList.toggle("hl", hl);
       p.classList.toggle("dm-dim", lit !== null && !hl);
-      p.setAttribute("marker-end", "url(#dm-arrow-" + (hl ? "h" : e.bad ? "b" : "a") + ")");
+      const marker = "url(#dm-arrow-" + (hl ? "h" : e.bad ? "b" : "a") + ")";
+      // set only when it changes: every attribute set makes the browser restyle the edge
+      if (p.getAttribute("marker-end") !== marker) p.setAttribute("marker-end", marker);
     });
     stepEls.forEach((s, i) => {
       if (!s) return;

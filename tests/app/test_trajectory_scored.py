@@ -1,0 +1,76 @@
+"""The Trajectory page on a scored JSONL (no steps in it): the chosen record's steps are read
+back from its source file, and Next ▶ walks to the next sample's (issue 17, item 5)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+import streamlit as st
+
+from dagmath_viz.loading import load_file
+from dagmath_viz.scoring import score_trajectory, to_record
+from tests.app.helpers import app_on, on_page
+
+TEXTS = {  # sample -> its steps' text; step k depends on step k-1
+    0: ["zero a", "zero b"],
+    1: ["one a", "one b", "one <b>c</b> $x$"],
+    2: ["two a", "two b", "two c", "two d"],
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def scored(tmp_path) -> Path:
+    folder = tmp_path / "run" / "m-x" / "ds"
+    folder.mkdir(parents=True)
+    samples = [
+        {"problem_id": 7, "sample_id": sid,
+         "steps": [{"step_id": i + 1, "text": t, "thinking": f"why {sid}.{i + 1}",
+                    "direct_dependent_steps": [i] if i else None} for i, t in enumerate(texts)]}
+        for sid, texts in TEXTS.items()
+    ]  # fmt: skip
+    source = folder / "problem_7_all_samples.json"
+    source.write_text(json.dumps(samples))
+    out = tmp_path / "scored.jsonl"
+    records = [to_record(t, score_trajectory(t)) for t in load_file(source).trajectories]
+    out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return out
+
+
+def _view_texts(at) -> list[str]:
+    html = at.get("iframe")[0].proto.srcdoc
+    data = json.loads(re.search(r'id="dm-data">(.*?)</script>', html, re.S).group(1))
+    return [n["text"] for n in data["nodes"]]
+
+
+def test_the_chosen_records_steps_come_from_its_source(monkeypatch, scored):
+    at = app_on(monkeypatch, scored, model="m-x", dataset="ds", problem="7", sample="1")
+    at = on_page(at, "pages/trajectory.py")
+    assert not at.warning
+    assert _view_texts(at) == TEXTS[1]
+    assert any("Trajectory 2 of 3 shown" in c.value for c in at.caption)
+    assert any("samples.json:item 2" in c.value.replace("\\", "") for c in at.caption)
+    next_button = next(b for b in at.button if b.label == "Next ▶")
+    next_button.click()
+    at.run()
+    assert _view_texts(at) == TEXTS[2]
+    assert any("Trajectory 3 of 3 shown" in c.value for c in at.caption)
+
+
+def test_a_source_moved_away_is_named_instead_of_the_steps(monkeypatch, scored):
+    (scored.parent / "run").rename(scored.parent / "elsewhere")
+    at = app_on(monkeypatch, scored, model="m-x", dataset="ds", problem="7", sample="0")
+    at = on_page(at, "pages/trajectory.py")
+    assert not at.get("iframe")
+    (warning,) = [w.value.replace("\\", "") for w in at.warning if "cannot be shown" in w.value]
+    assert "source file not found: " in warning
+    assert warning.endswith("/run/m-x/ds/problem_7_all_samples.json.")
