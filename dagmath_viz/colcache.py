@@ -9,7 +9,8 @@ parsing, hands its frame to :func:`write`.
 - **Where**: ``frames/`` in the verdict cache's folder (``$DAGMATH_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/dagmath-viz``, else ``~/.cache/dagmath-viz``: see
   :func:`dagmath_viz.answers.default_cache_file`), or ``$DAGMATH_FRAME_CACHE_DIR``;
-  ``DAGMATH_FRAME_CACHE=0`` turns the cache off. Never next to the user's file.
+  ``DAGMATH_FRAME_CACHE=0`` turns the cache off. Never next to the user's file, and
+  never of an uploaded file (they must be gone when their session is).
 - **Key**: the file's resolved path, size, ``mtime_ns``, ``ctime_ns``, inode and a hash
   of its first and last 64 KiB, plus :data:`VERSION` and the pandas and pyarrow versions.
   A file rewritten in place (same size, even with its old mtime put back) has a new
@@ -45,6 +46,9 @@ _EDGE_BYTES = 1 << 16
 _PLAIN_KINDS = "biuf"
 _META_KEY = b"dagmath-viz"
 _OFF = ("0", "off", "no", "false")
+#: Folders of the app's uploads (uploads.UploadStore): they must go when their session
+#: does, so they are never copied into the cache, which outlives it.
+_UPLOADS_PREFIX = "dagmath-viz-uploads-"
 #: Names of the stored JSON columns (a frame column of that name is not cached).
 _JSON_PREFIX = "\x00json:"
 
@@ -65,7 +69,7 @@ def read(source: str | Path, folder: Path | None = None) -> pd.DataFrame | None:
     """The cached frame of ``source`` if a current copy exists, else None (never raises)."""
     try:
         folder = folder or cache_dir()
-        if folder is None:
+        if folder is None or _uploaded(Path(source)):
             return None
         key = _key(Path(source))
         path = cache_file(source, folder, key)
@@ -91,9 +95,9 @@ def write(
     tmp = None
     try:
         folder = folder or cache_dir()
-        if folder is None:
-            return None
         source = Path(source)
+        if folder is None or _uploaded(source):
+            return None
         key = _key(source, stat)
         if key != _key(source):
             return None  # the file changed while it was read
@@ -125,6 +129,10 @@ def cache_file(source: str | Path, folder: Path, key: str | None = None) -> Path
     """Where the copy of ``source`` (as it is now, or with ``key``) lives in ``folder``."""
     key = key if key is not None else _key(Path(source))
     return folder / f"{_digest(_resolved(Path(source)))}-{_digest(key)}.parquet"
+
+
+def _uploaded(source: Path) -> bool:
+    return any(part.startswith(_UPLOADS_PREFIX) for part in Path(_resolved(source)).parts)
 
 
 def _key(source: Path, stat: os.stat_result | None = None) -> str:

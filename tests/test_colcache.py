@@ -259,6 +259,19 @@ def test_values_json_would_change_are_not_cached(tmp_path, frames):
     assert not _copies(frames)
 
 
+def test_uploaded_files_are_never_copied(tmp_path, frames, monkeypatch):
+    """Uploads live only as long as their session; a copy in the cache would outlive it."""
+    from dagmath_viz.uploads import UploadedFile, UploadStore
+
+    store = UploadStore(parent=tmp_path)
+    text = "".join(json.dumps(r) + "\n" for r in ODD_RECORDS).encode()
+    upload = store.store("session", "data", [UploadedFile("odd.jsonl", text)])
+    (path,) = upload.folder.rglob("odd.jsonl")
+    assert len(load_corpus([upload.folder])) == 4 and not _copies(frames)
+    assert colcache.write(path, _uncached_frame(path), path.stat()) is None
+    store.end_session("session")
+
+
 def test_turned_off_writes_nothing(tmp_path, frames, monkeypatch):
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
     path = _write_jsonl(tmp_path / "run.jsonl", [_record("1")])
