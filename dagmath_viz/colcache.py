@@ -55,7 +55,7 @@ _JSON_PREFIX = "\x00json:"
 
 def cache_dir() -> Path | None:
     """The folder of frame copies, or None when ``DAGMATH_FRAME_CACHE`` turns them off."""
-    if os.environ.get("DAGMATH_FRAME_CACHE", "").strip().lower() in _OFF:
+    if _turned_off():
         return None
     own = os.environ.get("DAGMATH_FRAME_CACHE_DIR")
     if own:
@@ -65,10 +65,14 @@ def cache_dir() -> Path | None:
     return default_cache_file().parent / "frames"
 
 
+def _turned_off() -> bool:
+    return os.environ.get("DAGMATH_FRAME_CACHE", "").strip().lower() in _OFF
+
+
 def read(source: str | Path, folder: Path | None = None) -> pd.DataFrame | None:
     """The cached frame of ``source`` if a current copy exists, else None (never raises)."""
     try:
-        folder = folder or cache_dir()
+        folder = None if _turned_off() else folder or cache_dir()
         if folder is None or _uploaded(Path(source)):
             return None
         key = _key(Path(source))
@@ -94,7 +98,7 @@ def write(
     """
     tmp = None
     try:
-        folder = folder or cache_dir()
+        folder = None if _turned_off() else folder or cache_dir()
         source = Path(source)
         if folder is None or _uploaded(source):
             return None

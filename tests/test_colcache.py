@@ -277,6 +277,10 @@ def test_turned_off_writes_nothing(tmp_path, frames, monkeypatch):
     path = _write_jsonl(tmp_path / "run.jsonl", [_record("1")])
     load_corpus([path])
     assert colcache.cache_dir() is None and not frames.exists()
+    assert colcache.write(path, _uncached_frame(path), path.stat(), frames) is None  # even so
+    assert main(["score", str(path), "-o", str(tmp_path / "o.jsonl"), "-q",
+                 "--cache-dir", str(tmp_path / "c")]) == 0  # fmt: skip
+    assert not frames.exists() and not (tmp_path / "c" / "frames").exists()
 
 
 def test_default_folder_is_beside_the_verdict_cache(tmp_path, monkeypatch):
