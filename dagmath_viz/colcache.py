@@ -256,8 +256,7 @@ def _load(path: Path, key: str) -> pd.DataFrame | None:
     data = {}
     for name in meta["columns"]:
         if name in meta["json"]:
-            pieces = table.column(meta["json"][name]).to_pylist()
-            values = orjson.loads(b"".join(pieces)) if pieces else []
+            values = orjson.loads(_joined(table.column(meta["json"][name])))
             if len(values) != meta["rows"]:
                 return None
             data[name] = pd.Series(_object_array(values), dtype=object, name=name)
@@ -269,12 +268,21 @@ def _load(path: Path, key: str) -> pd.DataFrame | None:
     return frame
 
 
+def _joined(column) -> memoryview | bytes:
+    """The bytes of a binary column's pieces, in order (its data buffer, not a copy)."""
+    arr = column.combine_chunks()
+    if not len(arr):
+        return b"[]"
+    import pyarrow as pa
+
+    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], dtype=width)[arr.offset : arr.offset + len(arr) + 1]
+    return memoryview(arr.buffers()[2])[offsets[0] : offsets[-1]]
+
+
 def _object_array(values: list) -> np.ndarray:
     """A 1-D object array of ``values`` (lists of equal length stay lists, not a 2-D array)."""
-    out = np.empty(len(values), dtype=object)
-    for i, value in enumerate(values):
-        out[i] = value
-    return out
+    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def _prune(keep: Path) -> None:
