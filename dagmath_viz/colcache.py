@@ -110,7 +110,7 @@ def write(
             return None
         import pyarrow.parquet as pq
 
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # copies of the user's data
         target = cache_file(source, folder, key)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
