@@ -7,7 +7,8 @@ The scored table is columnar (a DataFrame), and scored JSONL becomes columns a s
 lines at a time (:data:`SCORED_SLICE` bytes): 100,000 records never exist as dicts at
 once. As dicts they took about 2.5 KB each and, freed, left the process hundreds of MB
 larger than the frame it keeps (about 45 MB for 100,000 records);
-``benchmarks/memory_scored.py`` measures it.
+``benchmarks/memory_scored.py`` measures it. Once parsed, a scored JSONL file's frame is
+kept as a Parquet copy (:mod:`dagmath_viz.colcache`) that later loads read instead.
 """
 
 from __future__ import annotations
