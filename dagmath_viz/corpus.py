@@ -7,7 +7,8 @@ The scored table is columnar (a DataFrame), and scored JSONL becomes columns a s
 lines at a time (:data:`SCORED_SLICE` bytes): 100,000 records never exist as dicts at
 once. As dicts they took about 2.5 KB each and, freed, left the process hundreds of MB
 larger than the frame it keeps (about 45 MB for 100,000 records);
-``benchmarks/memory_scored.py`` measures it.
+``benchmarks/memory_scored.py`` measures it. Once parsed, a scored JSONL file's frame is
+kept as a Parquet copy (:mod:`dagmath_viz.colcache`) that later loads read instead.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dagmath_viz import jsonio
+from dagmath_viz import colcache, jsonio
 from dagmath_viz.answers import AnswerChecker
 from dagmath_viz.loading import (
     AnswerKey,
@@ -31,7 +32,7 @@ from dagmath_viz.pipeline import gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame, score_records
 
-__all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
+__all__ = ["SCORED_SLICE", "Corpus", "cache_scored_jsonl", "load_corpus", "scored_jsonl_frames"]
 
 #: Bytes of scored JSONL parsed into records at a time (then made columns at once).
 SCORED_SLICE = 1 << 20
@@ -155,17 +156,52 @@ def load_corpus(
     )
 
 
-def scored_jsonl_frames(path: Path) -> list[pd.DataFrame] | None:
-    """A scored JSONL file as frames (:func:`records_frame`), a slice of lines at a time.
+def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.DataFrame] | None:
+    """A scored JSONL file as one frame (:func:`records_frame`), parsed a slice of lines
+    at a time, or read back from its columnar copy (:mod:`dagmath_viz.colcache`).
 
     None unless :func:`dagmath_viz.loading.load_file` would read the file in one parse of
     valid scored records (its fast path): then every slice parses as such. Otherwise the
-    caller reads the file with ``load_file``, which names every bad line.
+    caller reads the file with ``load_file``, which names every bad line. Only a file
+    read this way is cached, so a cached file has no load issues to repeat. ``cache_dir``:
+    where the copies are (default :func:`dagmath_viz.colcache.cache_dir`).
     """
     path = Path(path)
     layout = layout_of(path)
     if path.suffix.lower() != ".jsonl" or layout is None or not layout.records:
         return None  # read by another layout's reader, or not JSONL
+    cached = colcache.read(path, cache_dir)
+    if cached is not None:
+        return [cached]
+    try:
+        stat = path.stat()  # before reading: a file changed meanwhile is not cached
+    except OSError:
+        return None  # load_file says why
+    frames = _parsed_scored_jsonl(path)
+    if frames is None:
+        return None
+    frame = _concat(frames)
+    del frames
+    colcache.write(path, frame, stat, cache_dir)
+    return [frame]
+
+
+def cache_scored_jsonl(path: str | Path, cache_dir: Path | None = None) -> bool:
+    """Read a scored JSONL file as :func:`load_corpus` would, so that its columnar copy
+    exists before the app first opens it (``dagmath score -o``). True if it now has one."""
+    path = Path(path)
+    with gc_paused():
+        if scored_jsonl_frames(path, cache_dir) is None:
+            return False
+    folder = cache_dir or colcache.cache_dir()
+    try:
+        return folder is not None and colcache.cache_file(path, folder).is_file()
+    except OSError:
+        return False
+
+
+def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
+    """The frames of a scored JSONL file's slices (None: load_file reads it instead)."""
     if not _starts_scored(path):
         return None  # trajectories as JSONL: load_file reads them, and the file only once
     try:
@@ -210,7 +246,9 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     if len(frames) == 1:
         return frames[0]
     columns = list(dict.fromkeys(c for f in frames for c in f.columns))
-    out = pd.concat([f.reindex(columns=columns) for f in frames], ignore_index=True)
+    # a field only some records have is missing (NaN) in the frames of the others
+    frames = [f if list(f.columns) == columns else f.reindex(columns=columns) for f in frames]
+    out = pd.concat(frames, ignore_index=True)
     for col in columns:
         if len({str(f[col].dtype) for f in frames}) > 1:
             out[col] = pd.Series(out[col].tolist(), index=out.index)

@@ -58,7 +58,10 @@ st.caption(
     "The paper's headline: PASS@1 varies a lot across models while R̂ barely moves. "
     "The table is the paper's Table 2 Std row: the sample standard deviation over models."
 )
-st.plotly_chart(paper_figures.spread_figure(board), width="stretch")
+# Figures are cached like the tables (one per data source, never changed by a visit):
+# building one with Plotly costs more than the table behind it.
+spread_fig = common.derived("spread_figure", lambda: paper_figures.spread_figure(board))
+st.plotly_chart(spread_fig, width="stretch")
 spread = common.derived("model_spread", lambda: tables.model_spread(df, board=board))
 shown = spread.copy()
 for col in shown.columns:
@@ -76,9 +79,11 @@ by_diff = common.derived("by_difficulty", lambda: tables.by_difficulty(df))
 if by_diff.empty:
     st.info("No difficulty is known for these data.")
 else:
-    st.plotly_chart(
-        paper_figures.difficulty_figure(by_diff, common.model_colours()), width="stretch"
+    colours = common.model_colours()
+    diff_fig = common.derived(
+        "difficulty_figure", lambda: paper_figures.difficulty_figure(by_diff, colours)
     )
+    st.plotly_chart(diff_fig, width="stretch")
     common.download(by_diff, "by_difficulty.csv", "Download by difficulty group (CSV)")
 
 st.subheader("AUC curves")
@@ -86,7 +91,9 @@ curve = common.derived("auc_curve", lambda: metrics.auc_curve(df))
 if curve.empty:
     st.info("No trajectory has a reference answer, so there is no AUC curve.")
 else:
-    st.plotly_chart(figures.auc_figure(curve, colours=common.model_colours()), width="stretch")
+    colours = common.model_colours()
+    auc_fig = common.derived("auc_figure", lambda: figures.auc_figure(curve, colours=colours))
+    st.plotly_chart(auc_fig, width="stretch")
     common.download(curve, "auc_curves.csv", "Download the AUC curves (CSV)")
 
 st.subheader("Graph statistics by cohort (the paper's Table 1)")
@@ -96,7 +103,8 @@ common.download(t1, "table1.csv", "Download Table 1 (CSV)")
 
 st.subheader("Trajectories by class")
 counts = common.derived("class_counts", lambda: tables.class_counts_table(df))
-st.plotly_chart(figures.class_counts_figure(counts), width="stretch")
+counts_fig = common.derived("class_counts_figure", lambda: figures.class_counts_figure(counts))
+st.plotly_chart(counts_fig, width="stretch")
 cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
 picked = st.dataframe(
     counts, hide_index=True, width="stretch",

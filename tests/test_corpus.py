@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dagmath_viz.cli import main
 from dagmath_viz.corpus import load_corpus, natural_key
 from dagmath_viz.loading import load_paths
+
+
+@pytest.fixture(autouse=True)
+def _own_frame_cache(tmp_path, monkeypatch):
+    """Columnar copies of scored JSONL (colcache.py) go to the test's folder, not ~/.cache."""
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(tmp_path / "frame-cache"))
 
 
 def _sample(pid: int, sid: int, parents: list) -> dict:
@@ -86,7 +94,8 @@ def test_scored_jsonl_read_in_slices_is_the_same_frame(tmp_path, monkeypatch):
     path = _scored_file(tmp_path, monkeypatch)
     whole = load_corpus([path]).scored
     monkeypatch.setattr(corpus_module, "SCORED_SLICE", 100)  # a slice of a line or two
-    assert len(corpus_module.scored_jsonl_frames(path)) > 10
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")  # parse it again, not read its copy
+    assert len(corpus_module._parsed_scored_jsonl(path)) > 10
     sliced = load_corpus([path])
     assert len(sliced) == 40
     assert list(sliced.scored.dtypes) == list(whole.dtypes)
