@@ -1,7 +1,11 @@
 """Fixtures shared by the engine tests: the real few-shot data, test data, one answer checker.
 
-No fixture here is autouse. ``shared_data`` skips when ``../shared`` is absent, and fails
-instead when ``DAGMATH_REQUIRE_SHARED=1`` (so CI cannot pass by silently skipping).
+One fixture is autouse: :func:`_private_frame_cache` points the columnar copies of scored
+JSONL (:mod:`dagmath_viz.colcache`) at a folder of the test session, so no test writes to
+the user's ``~/.cache`` (servers the browser tests start inherit it).
+
+``shared_data`` skips when ``../shared`` is absent, and fails instead when
+``DAGMATH_REQUIRE_SHARED=1`` (so CI cannot pass by silently skipping).
 """
 
 from __future__ import annotations
@@ -17,6 +21,19 @@ from dagmath_viz.answers import AnswerChecker
 REQUIRE_SHARED = "DAGMATH_REQUIRE_SHARED"
 SHARED_ROOT = Path(__file__).parents[1] / ".." / "shared"
 TEST_DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_frame_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``DAGMATH_FRAME_CACHE_DIR`` in a session folder unless the environment sets one."""
+    if "DAGMATH_FRAME_CACHE_DIR" in os.environ:
+        yield
+        return
+    os.environ["DAGMATH_FRAME_CACHE_DIR"] = str(tmp_path_factory.mktemp("frame-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop("DAGMATH_FRAME_CACHE_DIR", None)
 
 
 @pytest.fixture(scope="session")
