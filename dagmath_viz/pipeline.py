@@ -23,12 +23,14 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 import queue
+import struct
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -96,17 +98,20 @@ def score_paths(
         on_busy=None if checks_pending is None else _flag_setter(checks_pending),
         max_threads=max_threads,
     )
-    results: list[FileScore] = []
-    with gc_paused():
-        mapped = _map_files(files, found.answers, workers, checks_pending)
-        for done, result in enumerate(mapped, start=1):
-            results.append(result)
-            verifier.add(result.records)
-            if progress:
-                progress(done, len(files))
-    for result in results:
-        issues.extend(result.issues)
-    return ScoredRun(results, verifier.finish(spare_cpus=workers - 1), issues, found.files_read)
+    run = ScoredRun(verifier.verdicts, issues, found.files_read)
+    try:
+        with gc_paused():
+            mapped = _map_files(files, found.answers, workers, checks_pending)
+            for done, result in enumerate(mapped, start=1):
+                verifier.add(result.records)
+                run.add(result)
+                if progress:
+                    progress(done, len(files))
+        run.verdicts = verifier.finish(spare_cpus=workers - 1)
+    except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
+        run.close()
+        raise
+    return run
 
 
 def default_workers() -> int:
@@ -394,28 +399,52 @@ class Verifier:
                 return pairs
 
 
-@dataclass
 class ScoredRun:
-    """A scored run: issues met, counts, and the scored JSON lines (:meth:`lines`)."""
+    """A scored run: issues met, counts, and the scored JSON lines (:meth:`lines`).
 
-    files: list[FileScore]
-    verdicts: dict[tuple[str, str], Verdict]
-    issues: list[LoadIssue]
-    files_read: int
+    Memory stays flat however long the run: each file's pieces go to a spool (an unnamed
+    temporary file once past :data:`SPOOL_IN_MEMORY` bytes, gone when the run is closed,
+    garbage-collected or the process ends, whatever the reason) as they arrive, as
+    finished lines when every verdict they need is known by then (cached, or settled by a
+    fast path), else as pieces awaiting verdicts, finished when read back. Only the
+    verdicts (one per distinct answer pair) and the issues stay in memory.
+    """
+
+    def __init__(
+        self, verdicts: dict[tuple[str, str], Verdict], issues: list[LoadIssue], files_read: int
+    ) -> None:
+        self.verdicts = verdicts  # shared with the Verifier until its finish()
+        self.issues = issues
+        self.files_read = files_read
+        self.n_records = 0
+        self.n_illegal = 0
+        self.n_unscored = 0
+        self._pieces = _Spool()  # per file: (finished, lines or records awaiting verdicts)
+        self._scored = _Spool()  # per file: its pre-scored lines (written after all others)
+
+    def add(self, result: FileScore) -> None:
+        """Count and spool one file's score (its pairs already given to the verifier)."""
+        records = result.records
+        self.issues.extend(result.issues)
+        self.n_records += len(records) + len(result.scored_lines)
+        self.n_illegal += result.scored_illegal
+        self.n_unscored += result.scored_unscored
+        verdicts = self.verdicts
+        settled = True
+        for rec in records:
+            if rec.pair is None:
+                self.n_unscored += rec.legal
+            elif settled and verdicts.get(rec.pair) is None:
+                settled = False  # a check still running: finished when read back
+            self.n_illegal += not rec.legal
+        if records:
+            self._pieces.append((True, list(finish_lines(records, verdicts)))
+                                if settled else (False, records))  # fmt: skip
+        if result.scored_lines:
+            self._scored.append(result.scored_lines)
 
     def __len__(self) -> int:
-        return sum(len(f.records) + len(f.scored_lines) for f in self.files)
-
-    @property
-    def n_illegal(self) -> int:
-        return sum(sum(not r.legal for r in f.records) + f.scored_illegal for f in self.files)
-
-    @property
-    def n_unscored(self) -> int:
-        return sum(
-            sum(r.legal and r.pair is None for r in f.records) + f.scored_unscored
-            for f in self.files
-        )
+        return self.n_records
 
     @property
     def unreadable_files(self) -> tuple[str, ...]:
@@ -423,11 +452,60 @@ class ScoredRun:
 
     def lines(self) -> Iterator[bytes]:
         """Every record as one JSON line: trajectories in file order, then pre-scored records."""
-        for f in self.files:
-            yield from finish_lines(f.records, self.verdicts)
-        for f in self.files:
-            yield from f.scored_lines
+        for finished, items in self._pieces.read():
+            if finished:
+                yield from items
+            else:
+                yield from finish_lines(items, self.verdicts)
+        for scored_lines in self._scored.read():
+            yield from scored_lines
 
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""
         return (jsonio.parse(line) for line in self.lines())
+
+    def close(self) -> None:
+        """Drop the spooled pieces now (else when the run is garbage-collected)."""
+        self._pieces.close()
+        self._scored.close()
+
+    def __enter__(self) -> ScoredRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: Bytes of spooled pieces held in memory before they move to an unnamed temporary file.
+SPOOL_IN_MEMORY = 16 * 2**20
+
+_FRAME = struct.Struct("<Q")
+
+
+class _Spool:
+    """Pickled objects one after another in a temporary file (each after its length), read
+    back in order; any number of readers, each at its own offset."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
+        self._end = 0
+
+    def append(self, obj: object) -> None:
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        self._file.seek(self._end)
+        self._file.write(_FRAME.pack(len(data)))
+        self._file.write(data)
+        self._end += _FRAME.size + len(data)
+
+    def read(self) -> Iterator[Any]:
+        at = 0
+        while at < self._end:
+            self._file.seek(at)
+            (size,) = _FRAME.unpack(self._file.read(_FRAME.size))
+            data = self._file.read(size)
+            at += _FRAME.size + size
+            yield pickle.loads(data)  # noqa: S301 - our own spool, written above
+
+    def close(self) -> None:
+        self._file.close()
+        self._end = 0
