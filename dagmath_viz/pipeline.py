@@ -38,7 +38,7 @@ from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
 from dagmath_viz.fastscore import score_clean_file
 from dagmath_viz.loading import AnswerKey, AnswerKeys
-from dagmath_viz.schema import LoadIssue
+from dagmath_viz.schema import LoadIssue, Trajectory
 from dagmath_viz.scoring import AwaitingVerdict, awaiting_verdict_of, finish_lines
 
 if TYPE_CHECKING:
@@ -149,6 +149,7 @@ def _map_files(
 ) -> Iterator[FileScore]:
     """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
     :func:`_score_in_worker`)."""
+    answers = _FolderKeys(answers)
     if workers == 1:
         for f in files:
             yield score_file(f, answers)
@@ -169,6 +170,25 @@ def _start_method() -> str:
     if sys.platform == "linux" and threading.active_count() == 1 and "fork" in methods:
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
+
+
+class _FolderKeys:
+    """``answers`` with each folder's keys looked up once: finding them resolves the
+    folder's path, a system call or more per file otherwise."""
+
+    def __init__(self, answers: AnswerKeys) -> None:
+        self.answers = answers
+        self._by_folder: dict[Path, list[AnswerKey]] = {}
+
+    def for_file(self, path: Path) -> list[AnswerKey]:
+        folder = Path(path).parent
+        keys = self._by_folder.get(folder)
+        if keys is None:
+            keys = self._by_folder[folder] = self.answers.for_file(path)
+        return keys
+
+    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
+        return self.answers.apply(traj, keys)
 
 
 _worker_answers: AnswerKeys | None = None
