@@ -23,7 +23,6 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-import pickle
 import queue
 import struct
 import sys
@@ -33,6 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import orjson
 
 from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
@@ -457,11 +458,12 @@ class ScoredRun:
             elif settled and verdicts.get(rec.pair) is None:
                 settled = False  # a check still running: finished when read back
             self.n_illegal += not rec.legal
-        if records:
-            self._pieces.append((True, list(finish_lines(records, verdicts)))
-                                if settled else (False, records))  # fmt: skip
+        if records and settled:
+            self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)))
+        elif records:
+            self._pieces.append(_AWAITING, _pack_awaiting(records))
         if result.scored_lines:
-            self._scored.append(result.scored_lines)
+            self._scored.append(_LINES, b"".join(result.scored_lines))
 
     def __len__(self) -> int:
         return self.n_records
@@ -472,13 +474,13 @@ class ScoredRun:
 
     def lines(self) -> Iterator[bytes]:
         """Every record as one JSON line: trajectories in file order, then pre-scored records."""
-        for finished, items in self._pieces.read():
-            if finished:
-                yield from items
+        for kind, data in self._pieces.read():
+            if kind == _LINES:
+                yield from _split_lines(data)
             else:
-                yield from finish_lines(items, self.verdicts)
-        for scored_lines in self._scored.read():
-            yield from scored_lines
+                yield from finish_lines(_unpack_awaiting(data), self.verdicts)
+        for _, data in self._scored.read():
+            yield from _split_lines(data)
 
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""
@@ -499,32 +501,58 @@ class ScoredRun:
 #: Bytes of spooled pieces held in memory before they move to an unnamed temporary file.
 SPOOL_IN_MEMORY = 16 * 2**20
 
+_LINES, _AWAITING = 1, 2  # the kinds of spooled pieces: JSON lines; records awaiting verdicts
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """Joined JSON lines back into lines (JSON never holds a raw line break)."""
+    return [line + b"\n" for line in data.split(b"\n")[:-1]]
+
+
+def _pack_awaiting(records: Sequence[AwaitingVerdict]) -> bytes:
+    """Records awaiting verdicts as bytes: their fields but the JSON pieces as one JSON
+    array, then the pieces themselves one after another."""
+    fields = orjson.dumps([(r.pair, r.legal, r.closed, len(r.head), len(r.tail)) for r in records])
+    return _FRAME.pack(len(fields)) + fields + b"".join(r.head + r.tail for r in records)
+
+
+def _unpack_awaiting(data: bytes) -> list[AwaitingVerdict]:
+    (size,) = _FRAME.unpack_from(data)
+    at = _FRAME.size + size
+    records = []
+    for pair, legal, closed, n_head, n_tail in orjson.loads(data[_FRAME.size : at]):
+        head, tail = data[at : at + n_head], data[at + n_head : at + n_head + n_tail]
+        at += n_head + n_tail
+        records.append(AwaitingVerdict(head, pair and tuple(pair), legal, closed, tail))
+    return records
+
+
 _FRAME = struct.Struct("<Q")
+_KIND = struct.Struct("<BQ")
 
 
 class _Spool:
-    """Pickled objects one after another in a temporary file (each after its length), read
-    back in order; any number of readers, each at its own offset."""
+    """Pieces of bytes one after another in a temporary file (each after its kind and
+    length), read back in order; any number of readers, each at its own offset."""
 
     def __init__(self) -> None:
         self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
         self._end = 0
 
-    def append(self, obj: object) -> None:
-        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    def append(self, kind: int, data: bytes) -> None:
         self._file.seek(self._end)
-        self._file.write(_FRAME.pack(len(data)))
+        self._file.write(_KIND.pack(kind, len(data)))
         self._file.write(data)
-        self._end += _FRAME.size + len(data)
+        self._end += _KIND.size + len(data)
 
-    def read(self) -> Iterator[Any]:
+    def read(self) -> Iterator[tuple[int, bytes]]:
         at = 0
         while at < self._end:
             self._file.seek(at)
-            (size,) = _FRAME.unpack(self._file.read(_FRAME.size))
+            kind, size = _KIND.unpack(self._file.read(_KIND.size))
             data = self._file.read(size)
-            at += _FRAME.size + size
-            yield pickle.loads(data)  # noqa: S301 - our own spool, written above
+            at += _KIND.size + size
+            yield kind, data
 
     def close(self) -> None:
         self._file.close()
