@@ -395,8 +395,7 @@ SPOOLED_LINES = [
     b',"t":1}\n',
     b'{"id":2,"final_correct":false,"perfect":false,"class":"incorrect",'
     b'"answer_check":"different","t":2}\n',
-    b'{"id":3,"final_correct":null,"perfect":null,"class":"unscored","answer_check":null'
-    b',"t":3}\n',
+    b'{"id":3,"final_correct":null,"perfect":null,"class":"unscored","answer_check":null,"t":3}\n',
     b'{"id":4,"final_correct":false,"perfect":false,"class":"illegal",'
     b'"answer_check":"different","t":4}\n',
     b'{"scored":1}\n',
