@@ -19,10 +19,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
-from operator import lt
+from operator import itemgetter, lt
 from pathlib import Path
 from types import NoneType
 from typing import NamedTuple
+
+import orjson
 
 from dagmath_viz import graph as g
 from dagmath_viz import jsonio, loading
@@ -30,7 +32,6 @@ from dagmath_viz.loading import AnswerKeys
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import (
     AwaitingVerdict,
-    awaiting_verdict,
     awaiting_verdict_of,
     read_answer,
     step_id_order,
@@ -68,6 +69,7 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
     keys = answers.for_file(path)
     ctx = loading.file_context(path)
     file = str(path)
+    filled: dict[tuple, tuple] = {}  # (dataset, problem, own answer, own difficulty?) -> keys'
     records: list[AwaitingVerdict] = []
     issues: list[LoadIssue] = []
     for i, rec in enumerate(doc):
@@ -88,8 +90,20 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
                 records.append(awaiting_verdict_of(answers.apply(traj, keys)))
             continue
         issues.extend(found)
-        records.append(_clean_record(answers.apply(traj, keys), measured))
+        # what answers.apply fills in depends on these alone (and a record's own difficulty
+        # wins), so each problem's lookups are done once per file, not once per sample
+        own = (traj.dataset, traj.problem_id, traj.reference_answer, traj.difficulty is None)
+        reference, difficulty = filled.get(own) or filled.setdefault(
+            own, _filled_in(answers.apply(traj, keys))
+        )
+        if traj.difficulty is not None:
+            difficulty = traj.difficulty
+        records.append(_clean_record(traj, measured, reference, difficulty))
     return FastFile(records, issues)
+
+
+def _filled_in(traj: Trajectory) -> tuple[str | None, float | None]:
+    return traj.reference_answer, traj.difficulty
 
 
 def _plain_bytes(path: Path) -> bytes | None:
@@ -107,22 +121,20 @@ def measure_clean_steps(steps: object) -> CleanMeasures | None:
     Mirrors loading's step parsing + ``validation.validate`` + ``graph`` on the one shape
     they accept without a remark: objects with distinct integer ``step_id``s, parents a list
     (or null) of earlier ids, text fields that are strings, a final step with text. Field
-    access and type checks run over all steps at once (``map`` in C); only the edges are
-    walked in Python.
+    access and type checks run over all steps at once (``map`` and ``zip`` in C); Python
+    walks only the steps that reach the final one, once each.
     """
     if type(steps) is not list or not steps:
         return None
-    n = len(steps)
-    try:
-        ids = list(map(dict.get, steps, repeat("step_id")))
-        raws = list(map(dict.get, steps, repeat("direct_dependent_steps")))
-        text_types = set(map(type, map(dict.get, steps, repeat("text"))))
-        why_types = set(map(type, map(dict.get, steps, repeat("thinking"))))
-        gold = any(map(dict.__contains__, steps, repeat("node")))
-    except TypeError:  # a step that is not an object
+    columns = _columns(steps)
+    if columns is None:
         return None
-    if gold or not text_types <= _STR_OR_NULL or not why_types <= _STR_OR_NULL:
-        return None  # gold spelling is named differently by loading; other types are faults
+    ids, raws, texts, whys = columns
+    n = len(steps)
+    text_types = set(map(type, texts))
+    why_types = set(map(type, whys))
+    if not text_types <= _STR_OR_NULL or not why_types <= _STR_OR_NULL:
+        return None  # other types are faults
     if NoneType in why_types and any(
         item.get("thinking") is None and type(item.get("edge", "")) is not str for item in steps
     ):
@@ -133,8 +145,8 @@ def measure_clean_steps(steps: object) -> CleanMeasures | None:
     flat = list(chain.from_iterable(listed))
     if not set(map(type, flat)) <= _INT:
         return None  # a parent that is not an integer id
-    if ids == list(range(1, n + 1)):  # the usual numbering: position = id - 1
-        position = None
+    usual = ids == tuple(range(1, n + 1))  # the usual numbering: position = id - 1
+    if usual:
         # each step's parents are earlier steps: 1 <= parent < its own id
         if not all(map(lt, map(max, listed), compress(ids, raws))):
             return None
@@ -148,51 +160,65 @@ def measure_clean_steps(steps: object) -> CleanMeasures | None:
         children = list(chain.from_iterable(map(repeat, range(n), map(len, _or_empty(raws)))))
         if not all(map(lt, parents, children)):
             return None  # a parent that is missing, the step itself or a later step
-    final_text = steps[-1].get("text") or ""
-    if not final_text.strip():
+    if NoneType in text_types:  # loading reads a null text as ""
+        texts = [t or "" for t in texts]
+    if not texts[-1].strip():
         return None
-    texts = _Texts(steps)
-    distinct = list(map(set, listed))
-    if sum(map(len, distinct)) != len(flat):  # a parent listed twice counts once
-        listed = distinct
-        flat = list(chain.from_iterable(distinct))
+    if sum(map(len, map(set, listed))) != len(flat):  # a parent listed twice counts once
+        listed = list(map(set, listed))
+        flat = list(chain.from_iterable(listed))
     out = Counter(flat)  # children per parent id
     max_in = max(map(len, listed), default=0)
     max_out = max(out.values(), default=0)
-    dead = [sid for sid in ids[:-1] if sid not in out]
-    if not dead:  # every other step has a child: all paths end at the final step
+    if len(out) == n - 1:  # every other step has a child: all paths end at the final step
+        dead = []
         reached = n
     else:
-        reaches = [False] * n  # the final step and its ancestors, in one backward pass
-        reaches[-1] = True
-        at = (lambda sid: sid - 1) if position is None else position.__getitem__
-        for i in range(n - 1, -1, -1):
-            if reaches[i] and raws[i]:
-                for p in raws[i]:
-                    reaches[at(p)] = True
-        reached = sum(reaches)
-        dead.sort(key=step_id_order)
+        dead = [sid for sid in ids[:-1] if sid not in out]
+        if not usual:  # 1..n is in order already
+            dead.sort(key=step_id_order)
+        reached = _ancestors_and_self(ids, raws)
     answer = read_answer(texts)
     answer_step = None if answer.position is None else ids[answer.position]
     return CleanMeasures(n, len(flat), max_in, max_out, dead, reached, answer.text, answer_step)
 
 
-def _or_empty(raws: list) -> list:
+_FIELDS = ("step_id", "direct_dependent_steps", "text", "thinking")
+_ROW = itemgetter(*_FIELDS)
+
+
+def _columns(steps: list) -> tuple[tuple, tuple, tuple, tuple] | None:
+    """The steps' ids, parent lists, texts and thinkings (a missing field reads as null);
+    None when a step is not an object or spells a gold step (``node``), which loading
+    names differently."""
+    try:
+        columns = tuple(zip(*map(_ROW, steps), strict=True))  # KeyError: a field left out
+        if set(map(len, steps)) == {len(_FIELDS)}:
+            return columns  # nothing but the four fields: no 'node' either
+    except KeyError:
+        pass
+    except TypeError:  # a step that is not an object
+        return None
+    try:
+        if any(map(dict.__contains__, steps, repeat("node"))):
+            return None
+        return tuple(tuple(map(dict.get, steps, repeat(k))) for k in _FIELDS)
+    except TypeError:
+        return None
+
+
+def _ancestors_and_self(ids: Sequence[int], raws: Sequence[list | None]) -> int:
+    """How many steps reach the final one (itself included): one backward pass, since
+    every parent comes earlier; only the steps already reached are walked."""
+    reached = {ids[-1]}
+    for sid, parents in zip(reversed(ids), reversed(raws), strict=True):
+        if parents and sid in reached:
+            reached.update(parents)
+    return len(reached)
+
+
+def _or_empty(raws: Sequence) -> list:
     return [r or () for r in raws]
-
-
-class _Texts(Sequence):
-    """The steps' texts as loading reads them (``text``, null as ""), fetched on demand:
-    :func:`read_answer` reads only from the end until it finds a ``\boxed{}``."""
-
-    def __init__(self, steps: list[dict]) -> None:
-        self._steps = steps
-
-    def __len__(self) -> int:
-        return len(self._steps)
-
-    def __getitem__(self, i):  # noqa: ANN001 - int only (read_answer indexes)
-        return self._steps[i].get("text") or ""
 
 
 class CleanMeasures(NamedTuple):
@@ -208,16 +234,20 @@ class CleanMeasures(NamedTuple):
     answer_step: int | None
 
 
-def _clean_record(traj: Trajectory, m: CleanMeasures) -> AwaitingVerdict:
-    """The record :func:`dagmath_viz.scoring.to_record` writes, from the measures."""
+def _clean_record(
+    traj: Trajectory, m: CleanMeasures, reference: str | None, difficulty: float | None
+) -> AwaitingVerdict:
+    """The record :func:`dagmath_viz.scoring.to_record` writes, from the measures, in the
+    two parts around the verdict (:func:`dagmath_viz.scoring.awaiting_verdict`), with the
+    reference answer and difficulty the answer keys fill in."""
     prediction = m.predicted_answer
     n = m.n_nodes
-    record = {
+    head = {  # HEAD_FIELDS
         "model": traj.model,
         "dataset": traj.dataset,
         "problem_id": traj.problem_id,
         "sample_id": traj.sample_id,
-        "difficulty": traj.difficulty,
+        "difficulty": difficulty,
         "domain": traj.domain,
         "n_nodes": n,
         "n_edges": m.n_edges,
@@ -229,14 +259,20 @@ def _clean_record(traj: Trajectory, m: CleanMeasures) -> AwaitingVerdict:
         "closed": not m.dead_ends,
         "ancestor_share": m.reached / n,
         "predicted_answer": prediction,
-        "reference_answer": traj.reference_answer,
-        "errors": [],
-        "source": traj.source,
-        "answer_step": m.answer_step,
+        "reference_answer": reference,
     }
-    ref = traj.reference_answer
-    pair = None if ref is None else (ref, prediction or "")
-    return awaiting_verdict(record, pair, True, not m.dead_ends)
+    tail = {"errors": [], "source": traj.source, "answer_step": m.answer_step}  # TAIL_FIELDS
+    pair = None if reference is None else (reference, prediction or "")
+    return AwaitingVerdict(
+        orjson.dumps(head, option=_OPTS)[:-1],
+        pair,
+        True,
+        not m.dead_ends,
+        b"," + orjson.dumps(tail, option=_OPTS)[1:],
+    )
+
+
+_OPTS = orjson.OPT_SERIALIZE_NUMPY  # as scoring writes records
 
 
 class FastFile(NamedTuple):

@@ -24,19 +24,22 @@ import gc
 import multiprocessing
 import os
 import queue
+import struct
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import orjson
 
 from dagmath_viz import jsonio, loading
 from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
 from dagmath_viz.fastscore import score_clean_file
 from dagmath_viz.loading import AnswerKey, AnswerKeys
-from dagmath_viz.schema import LoadIssue
+from dagmath_viz.schema import LoadIssue, Trajectory
 from dagmath_viz.scoring import AwaitingVerdict, awaiting_verdict_of, finish_lines
 
 if TYPE_CHECKING:
@@ -96,17 +99,20 @@ def score_paths(
         on_busy=None if checks_pending is None else _flag_setter(checks_pending),
         max_threads=max_threads,
     )
-    results: list[FileScore] = []
-    with gc_paused():
-        mapped = _map_files(files, found.answers, workers, checks_pending)
-        for done, result in enumerate(mapped, start=1):
-            results.append(result)
-            verifier.add(result.records)
-            if progress:
-                progress(done, len(files))
-    for result in results:
-        issues.extend(result.issues)
-    return ScoredRun(results, verifier.finish(spare_cpus=workers - 1), issues, found.files_read)
+    run = ScoredRun(verifier.verdicts, issues, found.files_read)
+    try:
+        with gc_paused():
+            mapped = _map_files(files, found.answers, workers, checks_pending)
+            for done, result in enumerate(mapped, start=1):
+                verifier.add(result.records)
+                run.add(result)
+                if progress:
+                    progress(done, len(files))
+        run.verdicts = verifier.finish(spare_cpus=workers - 1)
+    except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
+        run.close()
+        raise
+    return run
 
 
 def default_workers() -> int:
@@ -144,6 +150,7 @@ def _map_files(
 ) -> Iterator[FileScore]:
     """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
     :func:`_score_in_worker`)."""
+    answers = _FolderKeys(answers)
     if workers == 1:
         for f in files:
             yield score_file(f, answers)
@@ -164,6 +171,25 @@ def _start_method() -> str:
     if sys.platform == "linux" and threading.active_count() == 1 and "fork" in methods:
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
+
+
+class _FolderKeys:
+    """``answers`` with each folder's keys looked up once: finding them resolves the
+    folder's path, a system call or more per file otherwise."""
+
+    def __init__(self, answers: AnswerKeys) -> None:
+        self.answers = answers
+        self._by_folder: dict[Path, list[AnswerKey]] = {}
+
+    def for_file(self, path: Path) -> list[AnswerKey]:
+        folder = Path(path).parent
+        keys = self._by_folder.get(folder)
+        if keys is None:
+            keys = self._by_folder[folder] = self.answers.for_file(path)
+        return keys
+
+    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
+        return self.answers.apply(traj, keys)
 
 
 _worker_answers: AnswerKeys | None = None
@@ -394,28 +420,53 @@ class Verifier:
                 return pairs
 
 
-@dataclass
 class ScoredRun:
-    """A scored run: issues met, counts, and the scored JSON lines (:meth:`lines`)."""
+    """A scored run: issues met, counts, and the scored JSON lines (:meth:`lines`).
 
-    files: list[FileScore]
-    verdicts: dict[tuple[str, str], Verdict]
-    issues: list[LoadIssue]
-    files_read: int
+    Memory stays flat however long the run: each file's pieces go to a spool (an unnamed
+    temporary file once past :data:`SPOOL_IN_MEMORY` bytes, gone when the run is closed,
+    garbage-collected or the process ends, whatever the reason) as they arrive, as
+    finished lines when every verdict they need is known by then (cached, or settled by a
+    fast path), else as pieces awaiting verdicts, finished when read back. Only the
+    verdicts (one per distinct answer pair) and the issues stay in memory.
+    """
+
+    def __init__(
+        self, verdicts: dict[tuple[str, str], Verdict], issues: list[LoadIssue], files_read: int
+    ) -> None:
+        self.verdicts = verdicts  # shared with the Verifier until its finish()
+        self.issues = issues
+        self.files_read = files_read
+        self.n_records = 0
+        self.n_illegal = 0
+        self.n_unscored = 0
+        self._pieces = _Spool()  # per file: (finished, lines or records awaiting verdicts)
+        self._scored = _Spool()  # per file: its pre-scored lines (written after all others)
+
+    def add(self, result: FileScore) -> None:
+        """Count and spool one file's score (its pairs already given to the verifier)."""
+        records = result.records
+        self.issues.extend(result.issues)
+        self.n_records += len(records) + len(result.scored_lines)
+        self.n_illegal += result.scored_illegal
+        self.n_unscored += result.scored_unscored
+        verdicts = self.verdicts
+        settled = True
+        for rec in records:
+            if rec.pair is None:
+                self.n_unscored += rec.legal
+            elif settled and verdicts.get(rec.pair) is None:
+                settled = False  # a check still running: finished when read back
+            self.n_illegal += not rec.legal
+        if records and settled:
+            self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)))
+        elif records:
+            self._pieces.append(_AWAITING, _pack_awaiting(records))
+        if result.scored_lines:
+            self._scored.append(_LINES, b"".join(result.scored_lines))
 
     def __len__(self) -> int:
-        return sum(len(f.records) + len(f.scored_lines) for f in self.files)
-
-    @property
-    def n_illegal(self) -> int:
-        return sum(sum(not r.legal for r in f.records) + f.scored_illegal for f in self.files)
-
-    @property
-    def n_unscored(self) -> int:
-        return sum(
-            sum(r.legal and r.pair is None for r in f.records) + f.scored_unscored
-            for f in self.files
-        )
+        return self.n_records
 
     @property
     def unreadable_files(self) -> tuple[str, ...]:
@@ -423,11 +474,86 @@ class ScoredRun:
 
     def lines(self) -> Iterator[bytes]:
         """Every record as one JSON line: trajectories in file order, then pre-scored records."""
-        for f in self.files:
-            yield from finish_lines(f.records, self.verdicts)
-        for f in self.files:
-            yield from f.scored_lines
+        for kind, data in self._pieces.read():
+            if kind == _LINES:
+                yield from _split_lines(data)
+            else:
+                yield from finish_lines(_unpack_awaiting(data), self.verdicts)
+        for _, data in self._scored.read():
+            yield from _split_lines(data)
 
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""
         return (jsonio.parse(line) for line in self.lines())
+
+    def close(self) -> None:
+        """Drop the spooled pieces now (else when the run is garbage-collected)."""
+        self._pieces.close()
+        self._scored.close()
+
+    def __enter__(self) -> ScoredRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: Bytes of spooled pieces held in memory before they move to an unnamed temporary file.
+SPOOL_IN_MEMORY = 16 * 2**20
+
+_LINES, _AWAITING = 1, 2  # the kinds of spooled pieces: JSON lines; records awaiting verdicts
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """Joined JSON lines back into lines (JSON never holds a raw line break)."""
+    return [line + b"\n" for line in data.split(b"\n")[:-1]]
+
+
+def _pack_awaiting(records: Sequence[AwaitingVerdict]) -> bytes:
+    """Records awaiting verdicts as bytes: their fields but the JSON pieces as one JSON
+    array, then the pieces themselves one after another."""
+    fields = orjson.dumps([(r.pair, r.legal, r.closed, len(r.head), len(r.tail)) for r in records])
+    return _FRAME.pack(len(fields)) + fields + b"".join(r.head + r.tail for r in records)
+
+
+def _unpack_awaiting(data: bytes) -> list[AwaitingVerdict]:
+    (size,) = _FRAME.unpack_from(data)
+    at = _FRAME.size + size
+    records = []
+    for pair, legal, closed, n_head, n_tail in orjson.loads(data[_FRAME.size : at]):
+        head, tail = data[at : at + n_head], data[at + n_head : at + n_head + n_tail]
+        at += n_head + n_tail
+        records.append(AwaitingVerdict(head, pair and tuple(pair), legal, closed, tail))
+    return records
+
+
+_FRAME = struct.Struct("<Q")
+_KIND = struct.Struct("<BQ")
+
+
+class _Spool:
+    """Pieces of bytes one after another in a temporary file (each after its kind and
+    length), read back in order; any number of readers, each at its own offset."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
+        self._end = 0
+
+    def append(self, kind: int, data: bytes) -> None:
+        self._file.seek(self._end)
+        self._file.write(_KIND.pack(kind, len(data)))
+        self._file.write(data)
+        self._end += _KIND.size + len(data)
+
+    def read(self) -> Iterator[tuple[int, bytes]]:
+        at = 0
+        while at < self._end:
+            self._file.seek(at)
+            kind, size = _KIND.unpack(self._file.read(_KIND.size))
+            data = self._file.read(size)
+            at += _KIND.size + size
+            yield kind, data
+
+    def close(self) -> None:
+        self._file.close()
+        self._end = 0

@@ -368,3 +368,76 @@ def test_extract_boxed_agrees_with_rescanning() -> None:
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         assert extract_boxed(text) == _boxed_by_rescanning(text), text
+
+
+# --------------------------------------------------------------------------- the spooled run
+
+
+def _spooled_run() -> tuple[pipeline.ScoredRun, dict]:
+    """Two files: the first's verdict known when it arrives, the second's only later."""
+    verdicts = {("1", "1"): Verdict(True, "equal"), ("2", "3"): None}  # None: still checking
+    run = pipeline.ScoredRun(verdicts, [], 2)
+    known = [AwaitingVerdict(b'{"id":1', ("1", "1"), True, True, b',"t":1}')]
+    pending = [
+        AwaitingVerdict(b'{"id":2', ("2", "3"), True, False, b',"t":2}'),
+        AwaitingVerdict(b'{"id":3', None, True, True, b',"t":3}'),
+        AwaitingVerdict(b'{"id":4', ("2", "3"), False, False, b',"t":4}'),
+    ]
+    run.add(pipeline.FileScore(known, [b'{"scored":1}\n'], []))
+    run.add(pipeline.FileScore(pending, [b'{"scored":2}\n', b'{"scored":3}\n'], [], 1, 0))
+    verdicts[("2", "3")] = Verdict(False, "different")  # the check ends after both arrived
+    return run, verdicts
+
+
+# the lines worked out by hand from DEFINITIONS.md §1 (classes) and the record layout
+SPOOLED_LINES = [
+    b'{"id":1,"final_correct":true,"perfect":true,"class":"perfect","answer_check":"equal"'
+    b',"t":1}\n',
+    b'{"id":2,"final_correct":false,"perfect":false,"class":"incorrect",'
+    b'"answer_check":"different","t":2}\n',
+    b'{"id":3,"final_correct":null,"perfect":null,"class":"unscored","answer_check":null,"t":3}\n',
+    b'{"id":4,"final_correct":false,"perfect":false,"class":"illegal",'
+    b'"answer_check":"different","t":4}\n',
+    b'{"scored":1}\n',
+    b'{"scored":2}\n',
+    b'{"scored":3}\n',
+]
+
+
+def test_scored_run_spools_pieces_and_finishes_them_when_read() -> None:
+    run, _ = _spooled_run()
+    with run:
+        assert list(run.lines()) == SPOOLED_LINES
+        assert list(run.lines()) == SPOOLED_LINES  # read as often as one likes
+        # two readers at once, each at its own place in the spool
+        first, second = run.lines(), run.lines()
+        interleaved = [(next(first), next(second)) for _ in SPOOLED_LINES]
+        assert interleaved == [(line, line) for line in SPOOLED_LINES]
+        # 4 trajectories + 3 pre-scored; illegal: record 4 + the 1 pre-scored counted
+        assert (len(run), run.n_illegal, run.n_unscored) == (7, 2, 1)
+
+
+def test_scored_run_moves_its_spool_to_a_temporary_file_past_the_limit(monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "SPOOL_IN_MEMORY", 10)
+    run, _ = _spooled_run()
+    assert run._pieces._file._rolled and run._scored._file._rolled  # on disk now
+    assert list(run.lines()) == SPOOLED_LINES
+    run.close()
+    assert run._pieces._file.closed and list(run.lines()) == []
+
+
+def test_score_paths_drops_its_spool_when_interrupted(tmp_path, answer_checker, monkeypatch):
+    spools = []
+
+    class Recorded(pipeline._Spool):
+        def __init__(self) -> None:
+            super().__init__()
+            spools.append(self)
+
+    def interrupt(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "_Spool", Recorded)
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.score_paths([_fault_run(tmp_path)], checker=answer_checker, progress=interrupt)
+    assert len(spools) == 2 and all(s._file.closed for s in spools)
