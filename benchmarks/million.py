@@ -30,30 +30,24 @@ from generate import ensure_run  # noqa: E402
 from run import PY, run_timed  # noqa: E402
 
 
-def link_copies(source: Path, target: Path, copies: int) -> list[Path]:
-    """``copies`` hard-linked copies of the run ``source`` under ``target``."""
-    roots = []
-    for i in range(1, copies + 1):
-        root = target / f"copy{i:02d}"
-        if not root.exists():
-            partial = target / f".copy{i:02d}.partial"  # a copy cut short is never used
-            shutil.rmtree(partial, ignore_errors=True)
-            shutil.copytree(source, partial, copy_function=os.link)
-            partial.rename(root)
-        roots.append(root)
-    return roots
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("copies", nargs="?", type=int, default=50)
     parser.add_argument("--data-dir", type=Path, default=HERE / ".data")
     parser.add_argument("--links-dir", type=Path, help="default: DATA_DIR/million")
     args = parser.parse_args(argv)
-    source, summary = ensure_run(20_000, args.data_dir)
-    links = args.links_dir or args.data_dir / "million"
+    result = bench_million(args.data_dir, args.copies, args.links_dir)
+    print(orjson.dumps(result).decode())
+    return 0
+
+
+def bench_million(data_dir: Path, copies: int = 50, links_dir: Path | None = None) -> dict:
+    """One ``dagmath score`` over ``copies`` linked copies of the 20,000-trajectory run:
+    wall and CPU seconds, peak RSS of the process tree, records written."""
+    source, summary = ensure_run(20_000, data_dir)
+    links = links_dir or data_dir / "million"
     links.mkdir(parents=True, exist_ok=True)
-    roots = link_copies(source, links, args.copies)
+    roots = link_copies(source, links, copies)
     scratch = Path(tempfile.mkdtemp(dir=links, prefix="million-"))
     load_before = [round(x, 2) for x in os.getloadavg()]
     try:
@@ -66,12 +60,25 @@ def main(argv: list[str] | None = None) -> int:
         result["scored_mib"] = round(out.stat().st_size / 2**20, 1)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    result["trajectories"] = summary["trajectories"] * args.copies
-    result["json_gib"] = round(summary["bytes"] * args.copies / 2**30, 1)
+    result["trajectories"] = summary["trajectories"] * copies
+    result["json_gib"] = round(summary["bytes"] * copies / 2**30, 1)
     result["load_before"] = load_before
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    print(orjson.dumps(result).decode())
-    return 0
+    return result
+
+
+def link_copies(source: Path, target: Path, copies: int) -> list[Path]:
+    """``copies`` hard-linked copies of the run ``source`` under ``target``."""
+    roots = []
+    for i in range(1, copies + 1):
+        root = target / f"copy{i:02d}"
+        if not root.exists():
+            partial = target / f".copy{i:02d}.partial"  # a copy cut short is never used
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(source, partial, copy_function=os.link)
+            partial.rename(root)
+        roots.append(root)
+    return roots
 
 
 if __name__ == "__main__":
