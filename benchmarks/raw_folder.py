@@ -77,8 +77,10 @@ def measure(path: Path, mode: str) -> dict:
 def measure_app(path: Path, mode: str) -> dict:
     """The real app (``streamlit run app.py -- --data path``) opened in Chromium: seconds
     until the Overview's leaderboard shows and until the whole Overview is drawn (the load
-    and scoring included), the Overview again (warm), and the server's memory: its peak
-    resident (VmHWM) and, after the Overview, its resident memory and its children's."""
+    and scoring included), the Overview again (warm), the server's memory (its peak
+    resident, VmHWM, and after the Overview its resident memory and its children's) and
+    CPU seconds (its own, its reaped children's and its live children's: the pool's
+    workers are reaped by the forkserver, so theirs are not all counted)."""
     import psutil
     from playwright.sync_api import sync_playwright
     from run import _open_overview  # the lead's Overview timing, reused as it is
@@ -103,7 +105,11 @@ def measure_app(path: Path, mode: str) -> dict:
             for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines()
         )
         proc = psutil.Process(server.proc.pid)
-        children = sum(p.memory_info().rss for p in proc.children(recursive=True))
+        kids = proc.children(recursive=True)
+        children = sum(p.memory_info().rss for p in kids)
+        times = proc.cpu_times()
+        cpu = times.user + times.system + times.children_user + times.children_system
+        cpu += sum(sum(p.cpu_times()[:2]) for p in kids)  # live ones (the forkserver's pool)
     finally:
         server.stop()
         del os.environ["DAGMATH_STREAM_BYTES"]
@@ -113,7 +119,7 @@ def measure_app(path: Path, mode: str) -> dict:
         "leaderboard_cold_s": round(leaderboard, 2), "overview_cold_s": round(cold, 2),
         "overview_warm_s": round(warm, 2),
         "server_peak_mb": mb(status["VmHWM"]), "server_rss_mb": mb(status["VmRSS"]),
-        "children_rss_mb": round(children / 2**20, 1),
+        "children_rss_mb": round(children / 2**20, 1), "server_cpu_s": round(cpu, 1),
         "load_before": [round(x, 1) for x in load_before],
         "load_after": [round(x, 1) for x in os.getloadavg()],
     }  # fmt: skip

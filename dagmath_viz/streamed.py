@@ -18,7 +18,10 @@ in file order, then pre-scored records); ``tests/test_streamed.py`` compares the
 from __future__ import annotations
 
 import os
+import sys
+import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import chain, islice
 from pathlib import Path
 
@@ -34,6 +37,7 @@ from dagmath_viz.scoring import records_frame
 __all__ = [
     "STREAM_BYTES",
     "STREAM_BYTES_ENV",
+    "main_script_hidden",
     "raw_bytes",
     "read_back",
     "scored_frame_of_lines",
@@ -98,7 +102,8 @@ def streamed_parts(
     ``progress(done, total)`` counts files, as ``dagmath score`` does. The run (its records
     awaiting verdicts are small: no steps) is dropped once its lines are columns.
     """
-    run = score_paths(paths, answers, workers=workers, checker=checker, progress=progress)
+    with main_script_hidden():
+        run = score_paths(paths, answers, workers=workers, checker=checker, progress=progress)
     issues, files_read = list(run.issues), run.files_read
     # the lines of the trajectories come first (one frame, as the in-memory path's one
     # frame of them); pre-scored records then make one frame per file, as load_corpus
@@ -110,6 +115,36 @@ def streamed_parts(
     from dagmath_viz.corpus import _concat
 
     return _concat([f for f in frames if len(f)] or frames[:1]), issues, files_read
+
+
+@contextmanager
+def main_script_hidden() -> Iterator[None]:
+    """Keep the script that runs as ``__main__`` from running again in every worker.
+
+    Streamlit runs the app's script as a module it installs as ``sys.modules["__main__"]``
+    (with the script's ``__file__`` and no ``__spec__``). A process started by a fork
+    server or by spawn, as the pool's workers are in a threaded server, imports that file
+    first, as multiprocessing does for a script's own functions: each worker ran the whole
+    app again (loading the data source in bare mode), which made a streamed load in the
+    server several times slower than the same load in a script. While the pool starts and
+    runs, ``__main__`` is a bare module, so the workers import nothing; nothing the workers
+    run lives in the script. A ``__main__`` with a spec (``python -m``) or without a file
+    is left alone: multiprocessing imports nothing for those either.
+    """
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        yield
+        return
+    if not getattr(main, "__file__", None):
+        yield
+        return
+    stand_in = types.ModuleType("__main__")
+    sys.modules["__main__"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is stand_in:  # not replaced by another script run
+            sys.modules["__main__"] = main
 
 
 def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None) -> pd.DataFrame:

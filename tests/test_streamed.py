@@ -211,3 +211,34 @@ def test_the_environment_sets_the_threshold(tmp_path, monkeypatch, answer_checke
         monkeypatch.setenv(streamed.STREAM_BYTES_ENV, bad)
         with pytest.raises(DagMathError, match="DAGMATH_STREAM_BYTES"):
             load_corpus([run], checker=answer_checker)
+
+
+def test_pool_workers_do_not_run_the_app_script_again(tmp_path, monkeypatch, answer_checker):
+    """Streamlit installs the app's script as ``__main__`` (a file, no spec); a worker
+    started by the fork server (the process has threads, as a server does) must not run
+    it. The stand-in script writes a marker file when it runs."""
+    import sys
+    import threading
+    import types
+
+    from dagmath_viz import pipeline
+
+    marker = tmp_path / "ran.txt"
+    script = tmp_path / "fake_app.py"
+    script.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    monkeypatch.setattr(pipeline, "IN_PROCESS_BYTES", 0)
+    run = write_logcount(tmp_path / "run")
+    hold = threading.Event()
+    thread = threading.Thread(target=hold.wait, daemon=True)
+    thread.start()  # a second thread: the pool is started by the fork server
+    try:
+        frame, _issues, _files = streamed.streamed_parts([run], workers=2, checker=answer_checker)
+    finally:
+        hold.set()
+        thread.join()
+    assert len(frame) == 5
+    assert not marker.exists()
+    assert sys.modules["__main__"] is fake_main  # put back afterwards
