@@ -127,9 +127,9 @@ def load_corpus(
     From ``stream_bytes`` of raw trajectory data (default
     :func:`dagmath_viz.streamed.stream_bytes`: 16 MB, or ``$DAGMATH_STREAM_BYTES``) the
     data are scored by the streaming pool of ``dagmath score`` instead, and no trajectory
-    is kept (every
-    :meth:`Corpus.trajectory` is None; pages read steps back from ``source``): same rows,
-    values and issues, in a fraction of the memory (:mod:`dagmath_viz.streamed`).
+    is kept (every :meth:`Corpus.trajectory` is None; pages read steps back from
+    ``source``): same rows, values and issues, in a fraction of the memory
+    (:mod:`dagmath_viz.streamed`).
     ``progress(done, total)`` counts files on both paths. Smaller data stay in memory:
     there a pool costs more time than it saves, and the steps are few.
     """
