@@ -116,6 +116,7 @@ def load_corpus(
     label: str | None = None,
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
+    stream_bytes: int | None = None,
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
@@ -123,13 +124,38 @@ def load_corpus(
     :meth:`~dagmath_viz.loading.Discovery.read`, with the same issues; a file of valid
     scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
     Rows: loaded trajectories first, then scored records, each in file order.
+
+    From ``stream_bytes`` of raw trajectory data (default
+    :func:`dagmath_viz.streamed.stream_bytes`: 16 MB, or ``$DAGMATH_STREAM_BYTES``) the
+    data are scored by the streaming pool of ``dagmath score`` instead, and no trajectory
+    is kept (every :meth:`Corpus.trajectory` is None; pages read steps back from
+    ``source``): same rows, values and issues, in a fraction of the memory
+    (:mod:`dagmath_viz.streamed`).
+    ``progress(done, total)`` counts files on both paths. Smaller data stay in memory:
+    there a pool costs more time than it saves, and the steps are few.
     """
+    from dagmath_viz import streamed
+
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
         found = discover(paths, answers)
+        threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
+        if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
+            frame, issues, files_read = streamed.streamed_parts(
+                paths, answers, checker=checker, progress=progress
+            )
+            return Corpus(
+                label=label or ", ".join(map(str, paths)),
+                scored=frame,
+                trajectories=(None,) * len(frame),
+                issues=tuple(issues),
+                files_read=files_read,
+            )
         issues = list(found.issues)
         loaded_trajectories: list[Trajectory] = []
         scored_parts: list[pd.DataFrame] = []
-        for f in found.data_files:
+        for done, f in enumerate(found.data_files, start=1):
+            if progress:
+                progress(done - 1, len(found.data_files))
             frames = scored_jsonl_frames(f)
             if frames is not None:
                 scored_parts.extend(frames)
@@ -139,7 +165,9 @@ def load_corpus(
             if loaded.scored:
                 scored_parts.append(records_frame(loaded.scored))
             loaded_trajectories.extend(loaded.trajectories)
-        records = score_records(loaded_trajectories, checker=checker, progress=progress)
+        records = score_records(loaded_trajectories, checker=checker)
+        if progress:
+            progress(len(found.data_files), len(found.data_files))
         parts = [records_frame(records)] if records else []
         del records
         n_scored = sum(len(p) for p in scored_parts)

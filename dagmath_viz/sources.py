@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,8 @@ _PLACE = re.compile(r"^(?:line (?P<line>\d+)(?:, )?)?(?:item (?P<item>\d+))?$")
 #: Bytes allowed per step and per trajectory beyond their text (:func:`trajectory_bytes`).
 _PER_STEP = 400
 _PER_TRAJECTORY = 2000
+#: Records read back between two ``progress`` calls of :func:`scored_dead_end_table`.
+PROGRESS_EVERY = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +275,10 @@ def trajectory_bytes(traj: Trajectory) -> int:
 
 
 def scored_dead_end_table(
-    records: pd.DataFrame, reader: SourceReader | None = None, rows: Iterable[int] | None = None
+    records: pd.DataFrame,
+    reader: SourceReader | None = None,
+    rows: Iterable[int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """One row per dead end listed in scored records (their ``dead_ends``).
 
@@ -286,6 +291,9 @@ def scored_dead_end_table(
         records: the scored frame (columns of :data:`dagmath_viz.scoring.RECORD_FIELDS`).
         reader: reads sources back; ``None`` leaves every category unknown.
         rows: positions (``iloc``) of the records to list; all by default.
+        progress: ``progress(done, total)``, records with dead ends read back (every
+            :data:`PROGRESS_EVERY` and at the end; only with a ``reader``): reading the
+            sources of a 100,000-trajectory folder takes minutes, one file at a time.
     """
     from dagmath_viz.deadends import COLUMNS, categorise_dead_ends
 
@@ -293,12 +301,17 @@ def scored_dead_end_table(
     if rows is not None:
         part = part.iloc[list(rows)]
     out: list[tuple] = []
+    total = int(part["dead_ends"].map(bool).sum()) if progress and reader is not None else 0
+    done = 0
     for rec in part.itertuples(index=False):
         dead = list(rec.dead_ends or ())
         if not dead:
             continue
         known: dict = {}
         if reader is not None:
+            if progress and done % PROGRESS_EVERY == 0:
+                progress(done, total)
+            done += 1
             key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
             traj, _why = reader.read(rec.source, key)
             if traj is not None:
@@ -308,6 +321,8 @@ def scored_dead_end_table(
         for sid in dead:
             text, category = known.get(sid, ("", UNKNOWN))
             out.append((rec.model, rec.dataset, rec.problem_id, rec.sample_id, sid, text, category))
+    if progress and reader is not None:
+        progress(done, total)
     return pd.DataFrame(out, columns=COLUMNS)
 
 

@@ -46,10 +46,62 @@ def command_line() -> argparse.Namespace:
     return args
 
 
+def corpus_for(
+    source_id: str,
+    paths: tuple[str, ...],
+    answers: str | None,
+    label: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> Corpus:
+    """One loaded corpus per data source, shared read-only by every session.
+
+    A large raw folder is scored by the streaming pool and keeps no steps (see
+    ``load_corpus``); ``progress(done, total)`` (files) drives the sidebar's bar while the
+    first session loads it (later ones wait for that load, then share it).
+    """
+    slot = _corpus_slot(source_id, paths, answers, label)
+    return slot.get(
+        lambda: load_corpus(list(paths), answers=answers, label=label, progress=progress)
+    )
+
+
+class _Once:
+    """A value computed on the first :meth:`get` (one caller computes, the others wait).
+
+    It lives in an ``st.cache_resource`` entry but is computed outside the cached function:
+    Streamlit records the elements a cached function draws to replay them on every cache
+    hit, and a progress bar drawn into the page's own slot cannot be replayed (it raises
+    CacheReplayClosureError). A failed computation is tried again by the next caller.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: Any = None
+
+    def get(self, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            if not self._done:
+                self._value = compute()
+                self._done = True
+            return self._value
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def corpus_for(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> Corpus:
-    """One loaded corpus per data source, shared read-only by every session."""
-    return load_corpus(list(paths), answers=answers, label=label)
+def _corpus_slot(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> _Once:
+    return _Once()
+
+
+def progress_bar(what: str) -> tuple[Callable[[int, int], None], Any]:
+    """A ``progress(done, total)`` callback drawing "what: done of total" into a bar, and
+    the bar's slot (``.empty()`` it when done)."""
+    slot = st.empty()
+
+    def show(done: int, total: int) -> None:
+        share = done / total if total else 1.0
+        slot.progress(min(max(share, 0.0), 1.0), text=f"{what}: {done:,} of {total:,}")
+
+    return show, slot
 
 
 def _resolve_data_path(raw: str) -> Path:
@@ -173,12 +225,15 @@ def sidebar_data_source() -> Corpus | None:
                 st.error(escape_markdown(str(exc)))
                 return None
             source_id, paths, label = f"path:{path}", (str(path),), str(path)
+        show_progress, bar = progress_bar(escape_markdown(f"Scoring {label}, files"))
         with st.spinner(f"Loading and scoring {label} …"):
             try:
-                corpus = corpus_for(source_id, paths, answers, label)
+                corpus = corpus_for(source_id, paths, answers, label, show_progress)
             except DagMathError as exc:
                 st.error(escape_markdown(f"Could not load {label}: {exc}"))
                 return None
+            finally:
+                bar.empty()
         st.session_state["source_id"] = source_id
         st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
@@ -196,7 +251,7 @@ def sidebar_data_source() -> Corpus | None:
 
 def _reload(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> None:
     """Forget one data source's cached corpus and tables (other users' sources stay)."""
-    corpus_for.clear(source_id, paths, answers, label)
+    _corpus_slot.clear(source_id, paths, answers, label)
     clear_derived(source_id)
     source_reader.clear(source_id, paths)
 
@@ -265,6 +320,22 @@ def derived(name: str, fn: Callable[[], Any]) -> Any:
     with _DERIVED_LOCK:
         _DERIVED.add((source_id, name))
     return cached_derived(source_id, name, fn)
+
+
+def derived_with_progress(
+    name: str, fn: Callable[[Callable[[int, int], None]], Any], what: str
+) -> Any:
+    """``fn(progress)`` cached like :func:`derived`, a bar showing ``what`` while it runs
+    (for the slow reads a streamed raw folder leaves to the pages)."""
+    source_id = st.session_state.get("source_id", "")
+    with _DERIVED_LOCK:
+        _DERIVED.add((source_id, name))
+    slot = cached_derived(source_id, name, _Once)
+    show, bar = progress_bar(what)
+    try:
+        return slot.get(lambda: fn(show))
+    finally:
+        bar.empty()
 
 
 def clear_derived(source_id: str) -> None:

@@ -15,7 +15,8 @@ from dagmath_viz.sources import (
     missing_sources,
     scored_dead_end_table,
 )
-from dagmath_viz.step_tags import dead_end_tag_counts, has_tags, source_trajectories
+from dagmath_viz.step_tags import UNTAGGED
+from dagmath_viz.streamed import tag_counts_read_back
 from dagmath_viz.text import escape_markdown, plain
 from pages import common
 
@@ -53,10 +54,13 @@ if scored_rows:
     n_files = with_dead["source"].map(lambda s: str(s).rsplit(":", 1)[0]).nunique()
     wanted = n_files <= AUTO_SOURCE_FILES or st.session_state.get("de_read_sources")
     if wanted:
+        # one file at a time (the reader keeps a few), with a bar: a raw folder of 100,000
+        # trajectories opened streamed has thousands of files to read back
         with st.spinner(f"Reading {n_files:,} source files to categorise dead ends …"):
-            from_records = common.derived(
+            from_records = common.derived_with_progress(
                 "dead_ends_scored",
-                lambda: scored_dead_end_table(df, reader, rows=scored_rows),
+                lambda show: scored_dead_end_table(df, reader, rows=scored_rows, progress=show),
+                "Reading steps back to categorise dead ends",
             )
     else:
         from_records = common.derived(
@@ -87,24 +91,30 @@ st.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
 st.dataframe(counts, hide_index=True, width="stretch")
 
 # Which kinds of step end up unused: by the tags the source gives steps (Thought Anchors'
-# function_tags). Counted from the trajectories whose steps are loaded.
-loaded = [t for t in corpus.trajectories if t is not None]
-if scored_rows and wanted:  # the sources are being read for the categories anyway
-    loaded += common.derived("dead_end_tag_sources", lambda: source_trajectories(records, reader))
-with st.expander("Dead ends by step tag", expanded=has_tags(loaded)):
-    if not has_tags(loaded):
+# function_tags). Counted from the trajectories whose steps are loaded, and those of scored
+# records read back one at a time when their sources are read anyway (never all kept).
+read_back = bool(scored_rows and wanted)
+by_tag, n_counted = common.derived_with_progress(
+    f"dead_end_tags_{read_back}",
+    lambda show: tag_counts_read_back(
+        corpus.trajectories, records if read_back else None, reader if read_back else None, show
+    ),
+    "Counting dead ends by step tag",
+)
+tagged = bool((by_tag["tag"] != UNTAGGED).any()) if len(by_tag) else False
+with st.expander("Dead ends by step tag", expanded=tagged):
+    if not tagged:
         st.caption(
             "The loaded steps carry no tags (Thought Anchors' `function_tags` are one "
             "source of them)"
             + (", and the scored records' sources were not read." if scored_rows else ".")
         )
     else:
-        by_tag = common.derived("dead_end_tags", lambda: dead_end_tag_counts(loaded))
         st.caption(
             "Steps carrying each tag, and how many of them are dead ends. A step with "
             "several tags counts under each."
             + (
-                f" Counted over the {len(loaded):,} trajectories whose steps could be read."
+                f" Counted over the {n_counted:,} trajectories whose steps could be read."
                 if scored_rows
                 else ""
             )

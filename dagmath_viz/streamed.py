@@ -1,0 +1,229 @@
+"""A large raw results folder loaded through the streaming scorer, with no steps kept.
+
+``load_corpus`` on raw trajectories (``<model>/<dataset>/problem_<id>_all_samples.json``)
+used to build every :class:`~dagmath_viz.schema.Trajectory` and keep it: 100,000 of them
+took 2.6 GB and half a minute. Above :data:`STREAM_BYTES` of raw data it comes here
+instead: the folder is scored by :func:`dagmath_viz.pipeline.score_paths` (the pool of
+``dagmath score``: trajectories never leave its workers) and its JSON lines become the
+scored frame a slice at a time (:data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines,
+parsed like a scored JSONL file), so neither every trajectory nor every record dict exists
+at once. Every row's trajectory is then ``None``, as for rows read from scored JSONL: a
+page reads one trajectory's steps back from its ``source`` when it needs them
+(:class:`dagmath_viz.sources.SourceReader`).
+
+Rows, their order, column values and issues are those of the in-memory path (trajectories
+in file order, then pre-scored records); ``tests/test_streamed.py`` compares the two.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from itertools import chain, islice
+from pathlib import Path
+
+import pandas as pd
+
+from dagmath_viz import jsonio
+from dagmath_viz.answers import AnswerChecker
+from dagmath_viz.loading import AnswerKey, Discovery, layout_of, parse_scored_jsonl
+from dagmath_viz.pipeline import IN_PROCESS_BYTES, score_paths
+from dagmath_viz.schema import DagMathError, Trajectory
+from dagmath_viz.scoring import records_frame
+
+__all__ = [
+    "STREAM_BYTES",
+    "STREAM_BYTES_ENV",
+    "main_script_hidden",
+    "raw_bytes",
+    "read_back",
+    "scored_frame_of_lines",
+    "stream_bytes",
+    "streamed_parts",
+    "tag_counts_read_back",
+]
+
+#: Raw trajectory bytes from which ``load_corpus`` scores through the pool and keeps no
+#: steps. Below it (the bundled sample, most uploads) the in-memory path is faster than
+#: starting a pool (~0.5 s) and its trajectories cost little; it is also the size from
+#: which ``score_paths`` itself starts a pool.
+STREAM_BYTES = IN_PROCESS_BYTES
+#: Environment variable overriding :data:`STREAM_BYTES` (bytes; 0 streams every folder),
+#: e.g. to compare both paths on one server.
+STREAM_BYTES_ENV = "DAGMATH_STREAM_BYTES"
+
+
+def stream_bytes() -> int:
+    """The threshold in force: ``$DAGMATH_STREAM_BYTES`` when set, else :data:`STREAM_BYTES`.
+
+    Raises:
+        DagMathError: the variable is set but is not a whole number of bytes >= 0.
+    """
+    raw = os.environ.get(STREAM_BYTES_ENV, "").strip()
+    if not raw:
+        return STREAM_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise DagMathError(f"${STREAM_BYTES_ENV}={raw!r}: not a number of bytes (0 or more)")
+    return value
+
+
+def raw_bytes(found: Discovery, is_scored: Callable[[Path], bool]) -> int:
+    """Bytes of the data files holding trajectories (those ``is_scored`` does not claim:
+    scored JSONL is read slice by slice anyway and keeps no steps)."""
+    total = 0
+    for f in found.data_files:
+        layout = layout_of(f)
+        if layout is not None and layout.records and is_scored(f):
+            continue
+        try:
+            total += f.stat().st_size
+        except OSError:
+            pass  # the reader names the file
+    return total
+
+
+def streamed_parts(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    checker: AnswerChecker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+) -> tuple[pd.DataFrame, list, int]:
+    """``paths`` scored by :func:`score_paths`: the scored frame, the issues, files read.
+
+    ``progress(done, total)`` counts files, as ``dagmath score`` does. The run (its records
+    awaiting verdicts are small: no steps) is dropped once its lines are columns.
+    """
+    with main_script_hidden():
+        run = score_paths(paths, answers, workers=workers, checker=checker, progress=progress)
+    issues, files_read = list(run.issues), run.files_read
+    # the lines of the trajectories come first (one frame, as the in-memory path's one
+    # frame of them); pre-scored records then make one frame per file, as load_corpus
+    # reads a scored file, so a field a file's records all lack is None there, not NaN
+    n_trajectories = sum(len(f.records) for f in run.files)
+    frames = [scored_frame_of_lines(islice(run.lines(), n_trajectories))]
+    frames += [scored_frame_of_lines(f.scored_lines) for f in run.files if f.scored_lines]
+    del run
+    from dagmath_viz.corpus import _concat
+
+    return _concat([f for f in frames if len(f)] or frames[:1]), issues, files_read
+
+
+@contextmanager
+def main_script_hidden() -> Iterator[None]:
+    """Keep the script that runs as ``__main__`` from running again in every worker.
+
+    Streamlit runs the app's script as a module it installs as ``sys.modules["__main__"]``
+    (with the script's ``__file__`` and no ``__spec__``). A process started by a fork
+    server or by spawn, as the pool's workers are in a threaded server, imports that file
+    first, as multiprocessing does for a script's own functions: each worker ran the whole
+    app again (loading the data source in bare mode), which made a streamed load in the
+    server several times slower than the same load in a script. While the pool starts and
+    runs, ``__main__`` is a bare module, so the workers import nothing; nothing the workers
+    run lives in the script. A ``__main__`` with a spec (``python -m``) or without a file
+    is left alone: multiprocessing imports nothing for those either.
+    """
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        yield
+        return
+    if not getattr(main, "__file__", None):
+        yield
+        return
+    stand_in = types.ModuleType("__main__")
+    sys.modules["__main__"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is stand_in:  # not replaced by another script run
+            sys.modules["__main__"] = main
+
+
+def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None) -> pd.DataFrame:
+    """Scored JSON lines as one frame, a slice of ``slice_bytes`` at a time.
+
+    Each slice is parsed as a scored JSONL file is (:func:`parse_scored_jsonl`, then
+    :func:`records_frame`), and the slices are joined as ``load_corpus`` joins a scored
+    file's, so the columns and dtypes are those of one frame built from every record.
+    """
+    from dagmath_viz.corpus import SCORED_SLICE, _concat
+
+    limit = SCORED_SLICE if slice_bytes is None else slice_bytes
+    frames: list[pd.DataFrame] = []
+    piece: list[bytes] = []
+    size = 0
+    for line in lines:
+        piece.append(line if line.endswith(b"\n") else line + b"\n")
+        size += len(line)
+        if size >= limit:
+            frames.append(_slice_frame(piece))
+            piece, size = [], 0
+    if piece:
+        frames.append(_slice_frame(piece))
+    return _concat(frames)
+
+
+def _slice_frame(lines: list[bytes]) -> pd.DataFrame:
+    records = parse_scored_jsonl(b"".join(lines))
+    if records is None:  # the scorer writes valid records: only a field's type could differ
+        records = [jsonio.parse(line) for line in lines]
+    return records_frame(records)
+
+
+def read_back(
+    records: pd.DataFrame, reader, progress: Callable[[int, int], None] | None = None
+) -> Iterator[Trajectory]:
+    """The trajectories behind scored ``records``, read back from their sources one at a
+    time (``reader``: a :class:`~dagmath_viz.sources.SourceReader`, which keeps a few
+    files): a consumer that does not keep them holds one file's trajectories at a time.
+
+    Records whose source cannot be read are skipped. ``progress(done, total)`` counts
+    records, every :data:`dagmath_viz.sources.PROGRESS_EVERY` and at the end.
+    """
+    from dagmath_viz.sources import PROGRESS_EVERY
+
+    part = records[["model", "dataset", "problem_id", "sample_id", "source"]]
+    total = len(part)
+    for done, rec in enumerate(part.itertuples(index=False)):
+        if progress and done % PROGRESS_EVERY == 0:
+            progress(done, total)
+        key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
+        traj, _why = reader.read(rec.source, key)
+        if traj is not None:
+            yield traj
+    if progress:
+        progress(total, total)
+
+
+def tag_counts_read_back(
+    loaded: Iterable[Trajectory | None],
+    records: pd.DataFrame | None = None,
+    reader=None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, int]:
+    """Dead ends by step tag (:func:`dagmath_viz.step_tags.dead_end_tag_counts`) over the
+    ``loaded`` trajectories and those of ``records`` read back by ``reader``
+    (:func:`read_back`), never holding the read-back ones all at once; and how many
+    trajectories were counted."""
+    from dagmath_viz.step_tags import dead_end_tag_counts
+
+    counted = 0
+
+    def every() -> Iterator[Trajectory]:
+        nonlocal counted
+        sources = read_back(records, reader, progress) if records is not None else ()
+        for traj in chain(loaded, sources):
+            if traj is not None:
+                counted += 1
+                yield traj
+
+    table = dead_end_tag_counts(every())
+    return table, counted

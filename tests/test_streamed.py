@@ -1,0 +1,244 @@
+"""A raw results folder loaded streamed (``dagmath_viz.streamed``) vs in memory.
+
+The streamed path scores through ``score_paths`` and keeps no steps; it must give the
+frame, issues and files read of the in-memory path (``load_corpus`` building every
+Trajectory), row for row. ``stream_bytes=0`` forces it on small data; ``1 << 62`` keeps
+the in-memory path on any data.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dagmath_viz import streamed
+from dagmath_viz.corpus import load_corpus
+from dagmath_viz.sources import SourceReader, scored_dead_end_table
+from dagmath_viz.step_tags import UNTAGGED
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data" / "runs"
+TEST_DATA = ROOT / "tests" / "data"
+SHARED = (ROOT / ".." / "shared" / "data").resolve()
+IN_MEMORY = 1 << 62
+
+# The log-count example (DEFINITIONS.md §4) as tests/app/test_pages.py writes it: parents
+# in task-DAG node numbers, each walk renumbered 1..L.
+LOGCOUNT = {
+    1: [], 2: [], 3: [], 4: [1], 5: [1], 6: [1], 7: [6], 8: [3, 4, 7], 9: [7],
+    10: [2, 5, 8], 11: [3, 9],
+}  # fmt: skip
+ANSWER_TEXT = {10: r"The final answer is $\boxed{300}$.", 11: r"The final answer is $\boxed{0}$."}
+WALKS = {
+    "perfect": [1, 2, 3, 4, 5, 6, 7, 8, 10],
+    "imperfect": [1, 2, 3, 4, 5, 6, 7, 9, 8, 10],  # v9 (step 8) is cited by nothing
+    "wrong": [1, 2, 3, 6, 7, 9, 11],  # v2 (step 2), a given, is cited by nothing
+}
+
+
+def _sample(walk: list[int], sample_id: int) -> dict:
+    number = {v: i + 1 for i, v in enumerate(walk)}
+    steps = [
+        {
+            "step_id": number[v],
+            "thinking": f"why v{v}",
+            "direct_dependent_steps": [number[p] for p in LOGCOUNT[v]] or None,
+            "text": ANSWER_TEXT.get(v, f"statement v{v}"),
+        }
+        for v in walk
+    ]
+    return {
+        "problem_id": 1,
+        "sample_id": sample_id,
+        "problem_text": "log-count",
+        "steps": steps,
+        "final_answer": steps[-1]["text"],
+    }
+
+
+def write_logcount(root: Path) -> Path:
+    """model-a: the perfect, imperfect and wrong walks; model-b: the perfect walk twice."""
+    runs = {"model-a": ["perfect", "imperfect", "wrong"], "model-b": ["perfect", "perfect"]}
+    for model, walks in runs.items():
+        folder = root / model / "logs"
+        folder.mkdir(parents=True)
+        samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
+        (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
+    (root / "answers.json").write_text(json.dumps({"1": "300"}))
+    return root
+
+
+def _raw_sets() -> list[Path]:
+    sets = [SAMPLE, TEST_DATA / "bad", TEST_DATA / "mixed_run"]
+    for name in ("dagmath-fewshot", "thought-anchors"):
+        if (SHARED / name).is_dir():
+            sets.append(SHARED / name)
+    return sets
+
+
+@pytest.mark.parametrize("data", _raw_sets(), ids=lambda p: p.name)
+def test_streamed_equals_in_memory(data, answer_checker):
+    old = load_corpus([data], stream_bytes=IN_MEMORY, checker=answer_checker)
+    new = load_corpus([data], stream_bytes=0, checker=answer_checker)
+    assert len(new) > 0
+    pd.testing.assert_frame_equal(new.scored, old.scored)
+    assert new.issues == old.issues
+    assert new.files_read == old.files_read
+    assert all(t is None for t in new.trajectories)
+    assert len(new.trajectories) == len(new.scored)
+
+
+def test_the_shared_sets_are_compared():
+    """The two real sets the brief names are raw layouts read here (not silently skipped)."""
+    names = {p.name for p in _raw_sets()}
+    if SHARED.is_dir():
+        assert {"dagmath-fewshot", "thought-anchors"} <= names
+
+
+def test_bad_inputs_give_issues_on_the_streamed_path(answer_checker):
+    new = load_corpus([TEST_DATA / "bad"], stream_bytes=0, checker=answer_checker)
+    files = {Path(i.file).name for i in new.issues}
+    # files that cannot be read at all, by construction of tests/data/bad
+    assert {"01_truncated.json", "23_invalid_utf8.json"} <= files
+
+
+def test_threshold_counts_raw_bytes(tmp_path, answer_checker):
+    run = write_logcount(tmp_path / "run")
+    size = sum(f.stat().st_size for f in run.rglob("problem_*_all_samples.json"))
+    at = load_corpus([run], stream_bytes=size, checker=answer_checker)
+    above = load_corpus([run], stream_bytes=size + 1, checker=answer_checker)
+    assert all(t is None for t in at.trajectories)
+    assert all(t is not None for t in above.trajectories)
+    assert len(at) == len(above) == 5
+
+
+def test_small_data_stay_in_memory_by_default():
+    corpus = load_corpus([TEST_DATA / "mixed_run"])
+    assert any(t is not None for t in corpus.trajectories)
+
+
+def test_progress_counts_files(tmp_path, answer_checker):
+    run = write_logcount(tmp_path / "run")
+    for stream_bytes in (0, IN_MEMORY):
+        seen: list[tuple[int, int]] = []
+        load_corpus(
+            [run],
+            stream_bytes=stream_bytes,
+            checker=answer_checker,
+            progress=lambda *a, seen=seen: seen.append(a),
+        )
+        assert seen[-1] == (2, 2), stream_bytes  # two problem files, one per model
+
+
+def test_sources_find_the_steps_again(tmp_path, answer_checker):
+    run = write_logcount(tmp_path / "run").resolve()
+    new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
+    reader = SourceReader()  # no roots: the sources are absolute paths
+    df = new.scored
+    row = new.row_of("model-a", "logs", "1", 1)  # the imperfect walk
+    rec = df.iloc[row]
+    assert Path(rec["source"].split(":")[0]).is_absolute()
+    traj, why = reader.read(rec["source"], ("model-a", "logs", "1", 1))
+    assert why is None
+    assert [s.text for s in traj.steps][7] == "statement v9"
+    assert list(rec["dead_ends"]) == [8]
+
+
+def test_dead_ends_read_back_with_progress(tmp_path, answer_checker):
+    run = write_logcount(tmp_path / "run").resolve()
+    new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
+    seen: list[tuple[int, int]] = []
+    table = scored_dead_end_table(new.scored, SourceReader(), progress=lambda *a: seen.append(a))
+    got = {
+        (r.model, int(r.sample_id), int(r.step_id), r.text, r.category)
+        for r in table.itertuples(index=False)
+    }
+    assert got == {
+        ("model-a", 1, 8, "statement v9", "commentary"),
+        ("model-a", 2, 2, "statement v2", "unused given"),
+    }
+    assert seen[0] == (0, 2) and seen[-1] == (2, 2)  # two records have dead ends
+
+
+def test_tag_counts_read_back_one_at_a_time(tmp_path, answer_checker):
+    run = write_logcount(tmp_path / "run").resolve()
+    new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
+    table, counted = streamed.tag_counts_read_back(
+        new.trajectories, new.scored, SourceReader(), None
+    )
+    assert counted == 5
+    # no step carries a tag: every step is untagged; 9+10+7+9+9 steps, 2 dead ends
+    a = table[table["model"] == "model-a"].iloc[0]
+    b = table[table["model"] == "model-b"].iloc[0]
+    assert (a["tag"], a["steps"], a["dead_ends"]) == (UNTAGGED, 26, 2)
+    assert (b["tag"], b["steps"], b["dead_ends"]) == (UNTAGGED, 18, 0)
+    nothing, none_counted = streamed.tag_counts_read_back(new.trajectories)
+    assert none_counted == 0 and nothing.empty
+
+
+def test_slices_do_not_change_the_frame(answer_checker):
+    from dagmath_viz.pipeline import score_paths
+
+    lines = list(score_paths([SAMPLE], workers=1, checker=answer_checker).lines())
+    whole = streamed.scored_frame_of_lines(lines, slice_bytes=1 << 40)
+    sliced = streamed.scored_frame_of_lines(lines, slice_bytes=4096)
+    pd.testing.assert_frame_equal(sliced, whole)
+    assert len(whole) == len(lines) == 4430
+
+
+def test_a_copied_folder_scores_where_it_is(tmp_path, answer_checker):
+    """The sources name the folder as passed (the app passes it resolved)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(TEST_DATA / "mixed_run", copy)
+    new = load_corpus([str(copy)], stream_bytes=0, checker=answer_checker)
+    sources = [s for s in new.scored["source"] if s]
+    assert sources and all(s.startswith(str(copy)) for s in sources)
+
+
+def test_the_environment_sets_the_threshold(tmp_path, monkeypatch, answer_checker):
+    from dagmath_viz.schema import DagMathError
+
+    run = write_logcount(tmp_path / "run")
+    monkeypatch.setenv(streamed.STREAM_BYTES_ENV, "0")
+    assert all(t is None for t in load_corpus([run], checker=answer_checker).trajectories)
+    monkeypatch.setenv(streamed.STREAM_BYTES_ENV, str(1 << 40))
+    assert all(t is not None for t in load_corpus([run], checker=answer_checker).trajectories)
+    for bad in ("lots", "-1"):
+        monkeypatch.setenv(streamed.STREAM_BYTES_ENV, bad)
+        with pytest.raises(DagMathError, match="DAGMATH_STREAM_BYTES"):
+            load_corpus([run], checker=answer_checker)
+
+
+def test_pool_workers_do_not_run_the_app_script_again(tmp_path, monkeypatch, answer_checker):
+    """Streamlit installs the app's script as ``__main__`` (a file, no spec); a worker
+    started by the fork server (the process has threads, as a server does) must not run
+    it. The stand-in script writes a marker file when it runs."""
+    import sys
+    import threading
+    import types
+
+    from dagmath_viz import pipeline
+
+    marker = tmp_path / "ran.txt"
+    script = tmp_path / "fake_app.py"
+    script.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    monkeypatch.setattr(pipeline, "IN_PROCESS_BYTES", 0)
+    run = write_logcount(tmp_path / "run")
+    hold = threading.Event()
+    thread = threading.Thread(target=hold.wait, daemon=True)
+    thread.start()  # a second thread: the pool is started by the fork server
+    try:
+        frame, _issues, _files = streamed.streamed_parts([run], workers=2, checker=answer_checker)
+    finally:
+        hold.set()
+        thread.join()
+    assert len(frame) == 5
+    assert not marker.exists()
+    assert sys.modules["__main__"] is fake_main  # put back afterwards
