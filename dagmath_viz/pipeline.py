@@ -474,13 +474,22 @@ class ScoredRun:
 
     def lines(self) -> Iterator[bytes]:
         """Every record as one JSON line: trajectories in file order, then pre-scored records."""
+        yield from self.trajectory_lines()
+        for lines in self.scored_files():
+            yield from lines
+
+    def trajectory_lines(self) -> Iterator[bytes]:
+        """The scored lines of the trajectories read, in file order."""
         for kind, data in self._pieces.read():
             if kind == _LINES:
                 yield from _split_lines(data)
             else:
                 yield from finish_lines(_unpack_awaiting(data), self.verdicts)
+
+    def scored_files(self) -> Iterator[list[bytes]]:
+        """The pre-scored records met, one list of lines per file that held some."""
         for _, data in self._scored.read():
-            yield from _split_lines(data)
+            yield _split_lines(data)
 
     def records(self) -> Iterator[dict]:
         """The scored records as dicts (the fields of :data:`RECORD_FIELDS`)."""

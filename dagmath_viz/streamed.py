@@ -22,7 +22,7 @@ import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from itertools import chain, islice
+from itertools import chain
 from pathlib import Path
 
 import pandas as pd
@@ -108,10 +108,9 @@ def streamed_parts(
     # the lines of the trajectories come first (one frame, as the in-memory path's one
     # frame of them); pre-scored records then make one frame per file, as load_corpus
     # reads a scored file, so a field a file's records all lack is None there, not NaN
-    n_trajectories = sum(len(f.records) for f in run.files)
-    frames = [scored_frame_of_lines(islice(run.lines(), n_trajectories))]
-    frames += [scored_frame_of_lines(f.scored_lines) for f in run.files if f.scored_lines]
-    del run
+    with run:
+        frames = [scored_frame_of_lines(run.trajectory_lines())]
+        frames += [scored_frame_of_lines(lines) for lines in run.scored_files()]
     from dagmath_viz.corpus import _concat
 
     return _concat([f for f in frames if len(f)] or frames[:1]), issues, files_read
