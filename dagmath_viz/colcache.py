@@ -36,7 +36,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
-__all__ = ["VERSION", "cache_dir", "cache_file", "read", "write"]
+__all__ = ["VERSION", "cache_dir", "cache_file", "read", "read_run", "write", "write_run"]
 
 #: Bump when the frame :func:`dagmath_viz.corpus.scored_jsonl_frames` builds changes.
 VERSION = 1
@@ -96,7 +96,6 @@ def write(
     was parsed is not cached. Returns the copy's path, or None when nothing was written
     (no folder, an unwritable one, a frame that cannot come back exactly). Never raises.
     """
-    tmp = None
     try:
         folder = None if _turned_off() else folder or cache_dir()
         source = Path(source)
@@ -108,25 +107,84 @@ def write(
         table = _to_arrow(frame, key)
         if table is None:
             return None
-        import pyarrow.parquet as pq
-
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # copies of the user's data
         target = cache_file(source, folder, key)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            pq.write_table(table, handle)
-        os.replace(tmp, target)
-        tmp = None
+        _store(table, target)
         _prune(target)
         return target
     except Exception:  # read-only home, full disk, a type pyarrow refuses: no cache
         return None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+
+
+def _store(table, target: Path) -> None:
+    """Write ``table`` to ``target`` whole or not at all (a temporary file, renamed)."""
+    import pyarrow.parquet as pq
+
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # copies of the user's data
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            pq.write_table(table, handle)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_run(
+    identity: str, key: str, folder: Path | None = None
+) -> tuple[pd.DataFrame, dict] | None:
+    """The frame and extra data kept by :func:`write_run` under ``identity`` and ``key``,
+    or None (never raises).
+
+    For what has no single file to key on, such as a raw results folder scored by the
+    streaming pool: the caller says what identifies it (its paths) and what must match
+    (every data file's size and times, its answer keys; :func:`dagmath_viz.streamed.run_key`).
+    """
+    try:
+        folder = None if _turned_off() else folder or cache_dir()
+        if folder is None:
+            return None
+        path = _run_file(identity, key, folder)
+        if not path.is_file():
+            return None
+        loaded = _load(path, key)
+        return None if loaded is None else (loaded, _extra(path))
+    except Exception:  # a corrupt or foreign file: score again
+        return None
+
+
+def write_run(
+    identity: str, key: str, frame: pd.DataFrame, extra: dict, folder: Path | None = None
+) -> Path | None:
+    """Keep ``frame`` and ``extra`` (JSON) under ``identity`` and ``key``; older copies of
+    the same identity go. Returns the copy's path, or None when nothing was written."""
+    try:
+        folder = None if _turned_off() else folder or cache_dir()
+        if folder is None:
+            return None
+        table = _to_arrow(frame, key, extra)
+        if table is None:
+            return None
+        target = _run_file(identity, key, folder)
+        _store(table, target)
+        _prune(target)
+        return target
+    except Exception:  # read-only home, full disk: no cache
+        return None
+
+
+def _run_file(identity: str, key: str, folder: Path) -> Path:
+    return folder / f"run{_digest(identity)}-{_digest(key)}.parquet"
+
+
+def _extra(path: Path) -> dict:
+    import pyarrow.parquet as pq
+
+    meta = orjson.loads(pq.read_schema(path).metadata[_META_KEY])
+    return meta.get("extra") or {}
 
 
 def cache_file(source: str | Path, folder: Path, key: str | None = None) -> Path:
@@ -172,7 +230,7 @@ def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
-def _to_arrow(frame: pd.DataFrame, key: str):
+def _to_arrow(frame: pd.DataFrame, key: str, extra: dict | None = None):
     """``frame`` as an Arrow table, its dtypes and object columns (as JSON) in the schema's
     metadata; None if an object column holds a value JSON would not give back as it is,
     or a dtype is not plain."""
@@ -207,7 +265,7 @@ def _to_arrow(frame: pd.DataFrame, key: str):
         columns[stored[name]] = _pieces(text, len(frame))
     table = pa.table(columns) if columns else pa.table({"": pa.nulls(len(frame))})
     meta = {"key": key, "columns": list(frame.columns), "dtypes": dtypes,
-            "json": stored, "rows": len(frame)}  # fmt: skip
+            "json": stored, "rows": len(frame), "extra": extra}  # fmt: skip
     return table.replace_schema_metadata({_META_KEY: orjson.dumps(meta)})
 
 

@@ -140,8 +140,8 @@ def load_corpus(
         found = discover(paths, answers)
         threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
         if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
-            frame, issues, files_read = streamed.streamed_parts(
-                paths, answers, checker=checker, progress=progress
+            frame, issues, files_read = streamed.cached_parts(
+                paths, answers, found, checker=checker, progress=progress
             )
             return Corpus(
                 label=label or ", ".join(map(str, paths)),

@@ -17,29 +17,34 @@ in file order, then pre-scored records); ``tests/test_streamed.py`` compares the
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import asdict
 from itertools import chain
 from pathlib import Path
 
+import orjson
 import pandas as pd
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers import AnswerChecker
 from dagmath_viz.loading import AnswerKey, Discovery, layout_of, parse_scored_jsonl
 from dagmath_viz.pipeline import IN_PROCESS_BYTES, score_paths
-from dagmath_viz.schema import DagMathError, Trajectory
+from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame
 
 __all__ = [
     "STREAM_BYTES",
+    "cached_parts",
     "STREAM_BYTES_ENV",
     "main_script_hidden",
     "raw_bytes",
     "read_back",
+    "run_key",
     "scored_frame_of_lines",
     "stream_bytes",
     "streamed_parts",
@@ -87,6 +92,75 @@ def raw_bytes(found: Discovery, is_scored: Callable[[Path], bool]) -> int:
         except OSError:
             pass  # the reader names the file
     return total
+
+
+def cached_parts(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None,
+    found: Discovery,
+    *,
+    checker: AnswerChecker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, list, int]:
+    """:func:`streamed_parts`, kept as a columnar copy (:func:`dagmath_viz.colcache.write_run`)
+    and read back instead while the run is unchanged (:func:`run_key`).
+
+    Scoring 100,000 trajectories takes tens of seconds each time the app opens the folder;
+    reading the copy back takes a fraction of one. A run that changed while it was scored
+    is not kept; an uploaded run never is (its copy would outlive the session).
+    """
+    from dagmath_viz import colcache
+
+    identity = orjson.dumps([_resolved(p) for p in paths]).decode()
+    key = None if _uploaded(paths) else run_key(found)
+    cached = None if key is None else colcache.read_run(identity, key)
+    if cached is not None:
+        frame, extra = cached
+        if progress:
+            progress(len(found.data_files), len(found.data_files))
+        return frame, [LoadIssue(**i) for i in extra["issues"]], extra["files_read"]
+    frame, issues, files_read = streamed_parts(paths, answers, checker=checker, progress=progress)
+    if key is not None and run_key(found) == key:
+        extra = {"issues": [asdict(i) for i in issues], "files_read": files_read}
+        colcache.write_run(identity, key, frame, extra)
+    return frame, issues, files_read
+
+
+def run_key(found: Discovery) -> str | None:
+    """What must be unchanged for a kept copy of a run to be its scores: every data file's
+    path, size, modification and change times and inode (a file rewritten in place has a
+    new change time), the answer keys, what discovery met, and the versions of the code
+    and of math-verify that gave the verdicts. None if a file cannot be looked at."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import dagmath_viz
+
+    try:
+        files = []
+        for f in found.data_files:
+            st = f.stat()
+            files.append((_resolved(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        try:
+            checker_version = version("math-verify")
+        except PackageNotFoundError:
+            checker_version = None
+    except OSError:
+        return None
+    answers = hashlib.blake2b(repr(found.answers).encode(), digest_size=16).hexdigest()
+    issues = [asdict(i) for i in found.issues]
+    return orjson.dumps(
+        [dagmath_viz.__version__, checker_version, answers, issues, files, found.files_read]
+    ).decode()
+
+
+def _resolved(path: str | Path) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def _uploaded(paths: Sequence[str | Path]) -> bool:
+    from dagmath_viz.colcache import _UPLOADS_PREFIX
+
+    return any(part.startswith(_UPLOADS_PREFIX) for p in paths for part in Path(_resolved(p)).parts)
 
 
 def streamed_parts(
