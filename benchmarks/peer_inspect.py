@@ -551,6 +551,9 @@ class TreeMemory:
         return {
             "peak_rss_mb": round(sum(self.hwm.values()) / 1024, 1),
             "processes": len(self.hwm),
+            "peak_rss_by_process_mb": sorted(
+                (round(v / 1024, 1) for v in self.hwm.values()), reverse=True
+            ),
             "cpu_s": cpu,
         }
 
