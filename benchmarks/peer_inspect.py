@@ -132,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         help="make (or find) the inputs of every size, time nothing",
     )
     args = parser.parse_args(argv)
+    # a SIGTERM (timeout, kill) unwinds like an error, so every server started is stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     if args.prepare_only:
         python = ensure_venv()
