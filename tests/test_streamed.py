@@ -8,7 +8,6 @@ the in-memory path on any data.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -19,57 +18,13 @@ from dagmath_viz import streamed
 from dagmath_viz.corpus import load_corpus
 from dagmath_viz.sources import SourceReader, scored_dead_end_table
 from dagmath_viz.step_tags import UNTAGGED
+from tests.logcount import write_logcount
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "runs"
 TEST_DATA = ROOT / "tests" / "data"
 SHARED = (ROOT / ".." / "shared" / "data").resolve()
 IN_MEMORY = 1 << 62
-
-# The log-count example (DEFINITIONS.md §4) as tests/app/test_pages.py writes it: parents
-# in task-DAG node numbers, each walk renumbered 1..L.
-LOGCOUNT = {
-    1: [], 2: [], 3: [], 4: [1], 5: [1], 6: [1], 7: [6], 8: [3, 4, 7], 9: [7],
-    10: [2, 5, 8], 11: [3, 9],
-}  # fmt: skip
-ANSWER_TEXT = {10: r"The final answer is $\boxed{300}$.", 11: r"The final answer is $\boxed{0}$."}
-WALKS = {
-    "perfect": [1, 2, 3, 4, 5, 6, 7, 8, 10],
-    "imperfect": [1, 2, 3, 4, 5, 6, 7, 9, 8, 10],  # v9 (step 8) is cited by nothing
-    "wrong": [1, 2, 3, 6, 7, 9, 11],  # v2 (step 2), a given, is cited by nothing
-}
-
-
-def _sample(walk: list[int], sample_id: int) -> dict:
-    number = {v: i + 1 for i, v in enumerate(walk)}
-    steps = [
-        {
-            "step_id": number[v],
-            "thinking": f"why v{v}",
-            "direct_dependent_steps": [number[p] for p in LOGCOUNT[v]] or None,
-            "text": ANSWER_TEXT.get(v, f"statement v{v}"),
-        }
-        for v in walk
-    ]
-    return {
-        "problem_id": 1,
-        "sample_id": sample_id,
-        "problem_text": "log-count",
-        "steps": steps,
-        "final_answer": steps[-1]["text"],
-    }
-
-
-def write_logcount(root: Path) -> Path:
-    """model-a: the perfect, imperfect and wrong walks; model-b: the perfect walk twice."""
-    runs = {"model-a": ["perfect", "imperfect", "wrong"], "model-b": ["perfect", "perfect"]}
-    for model, walks in runs.items():
-        folder = root / model / "logs"
-        folder.mkdir(parents=True)
-        samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
-        (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
-    (root / "answers.json").write_text(json.dumps({"1": "300"}))
-    return root
 
 
 def _raw_sets() -> list[Path]:

@@ -6,7 +6,6 @@ switches and the URL are checked against the library's own answers.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import orjson
@@ -16,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.corpus import load_corpus
 from tests.app.helpers import app_on, choice, on_page
-from tests.app.test_pages import LOGCOUNT, WALKS, _sample  # noqa: F401  (the shared fixture data)
+from tests.logcount import write_logcount
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SAMPLE = Path(APP).parent / "sample_data" / "runs"
@@ -32,15 +31,7 @@ def _fresh_caches():
 @pytest.fixture(scope="module")
 def logcount(tmp_path_factory) -> Path:
     """model-a writes the perfect, imperfect and wrong walks; model-b the perfect one twice."""
-    root = tmp_path_factory.mktemp("nav-logcount")
-    runs = {"model-a": ["perfect", "imperfect", "wrong"], "model-b": ["perfect", "perfect"]}
-    for model, walks in runs.items():
-        folder = root / model / "logs"
-        folder.mkdir(parents=True)
-        samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
-        (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
-    (root / "answers.json").write_text(json.dumps({"1": "300"}))
-    return root
+    return write_logcount(tmp_path_factory.mktemp("nav-logcount"))
 
 
 def _scored_jsonl(run: Path, out: Path, source=None) -> Path:

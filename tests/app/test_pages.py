@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from dagmath_viz.corpus import load_corpus
 from dagmath_viz.deadends import dead_end_table
 from tests.app.helpers import app_on, choice, on_page
+from tests.logcount import write_logcount
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = [
@@ -29,53 +30,12 @@ PAGES = [
     "pages/dead_ends.py",
     "pages/efficiency.py",
 ]
-# The log-count example of the paper's Figure 1 (DEFINITIONS.md §4), in the official layout.
-# Parents use the task-DAG node numbers; each trajectory is renumbered 1..L below.
-LOGCOUNT = {
-    1: [], 2: [], 3: [], 4: [1], 5: [1], 6: [1], 7: [6], 8: [3, 4, 7], 9: [7],
-    10: [2, 5, 8], 11: [3, 9],
-}  # fmt: skip
-ANSWER_TEXT = {10: r"The final answer is $\boxed{300}$.", 11: r"The final answer is $\boxed{0}$."}
-WALKS = {
-    "perfect": [1, 2, 3, 4, 5, 6, 7, 8, 10],
-    "imperfect": [1, 2, 3, 4, 5, 6, 7, 9, 8, 10],
-    "wrong": [1, 2, 3, 6, 7, 9, 11],
-}
-
-
-def _sample(walk: list[int], sample_id: int) -> dict:
-    number = {v: i + 1 for i, v in enumerate(walk)}
-    steps = [
-        {
-            "step_id": number[v],
-            "thinking": f"why v{v}",
-            "direct_dependent_steps": [number[p] for p in LOGCOUNT[v]] or None,
-            "text": ANSWER_TEXT.get(v, f"statement v{v}"),
-        }
-        for v in walk
-    ]
-    return {
-        "problem_id": 1,
-        "sample_id": sample_id,
-        "problem_text": "log-count",
-        "steps": steps,
-        "final_answer": steps[-1]["text"],
-        "metadata": {"model": None},
-    }
 
 
 @pytest.fixture(scope="module")
 def logcount_run(tmp_path_factory) -> Path:
     """Two models on the log-count problem: A writes all three walks, B the perfect one twice."""
-    root = tmp_path_factory.mktemp("logcount")
-    runs = {"model-a": ["perfect", "imperfect", "wrong"], "model-b": ["perfect", "perfect"]}
-    for model, walks in runs.items():
-        folder = root / model / "logs"
-        folder.mkdir(parents=True)
-        samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
-        (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
-    (root / "answers.json").write_text(json.dumps({"1": "300"}))
-    return root
+    return write_logcount(tmp_path_factory.mktemp("logcount"))
 
 
 @pytest.fixture(autouse=True)
@@ -205,14 +165,8 @@ def test_compare_paired_difference_matches_engine(monkeypatch, logcount_run):
 def one_model_run(tmp_path_factory) -> Path:
     """One model (model-a's three walks of the log-count problem), as a Thought Anchors
     folder is: one model, a correct and an incorrect chain per problem."""
-    root = tmp_path_factory.mktemp("one_model")
-    folder = root / "model-a" / "logs"
-    folder.mkdir(parents=True)
-    walks = ["perfect", "imperfect", "wrong"]
-    samples = [_sample(WALKS[w], i) for i, w in enumerate(walks)]
-    (folder / "problem_1_all_samples.json").write_text(json.dumps(samples))
-    (root / "answers.json").write_text(json.dumps({"1": "300"}))
-    return root
+    runs = {"model-a": ["perfect", "imperfect", "wrong"]}
+    return write_logcount(tmp_path_factory.mktemp("one_model"), runs)
 
 
 def test_compare_with_one_model_puts_two_of_its_samples_side_by_side(monkeypatch, one_model_run):

@@ -16,7 +16,7 @@ import streamlit as st
 
 from dagmath_viz import streamed
 from tests.app.helpers import app_on, on_page
-from tests.test_streamed import write_logcount
+from tests.logcount import write_logcount
 
 TRAJECTORY = {"model": "model-a", "dataset": "logs", "problem": "1", "sample": "1"}
 
