@@ -568,35 +568,6 @@ def machine() -> dict:
 
 
 #: What stands in the way of a target, shown under the table when it is not met.
-BLOCKERS = {
-    "vs_naive": (
-        "**Scoring vs naive, cold.** A first run spends more than half of its CPU time in "
-        "math-verify: the 20,000-trajectory run holds ~510 distinct (reference, prediction) "
-        "pairs that are not plain numbers (expressions, tuples, unboxed sentences), each "
-        "~6 ms of math-verify parsing and comparing, plus ~1 s to start its worker process. "
-        "On 2 cores the wall time cannot drop below half the CPU time, which puts a cold run "
-        "just under 10× even with the checks overlapping the parsing (they do, with the "
-        "pool yielding the CPU to them). With the verdict cache (any later run, or runs that "
-        "share answers) it is far past 10×; more cores help a cold run too (more math-verify "
-        "workers start when pairs pile up; not measured here)."
-    ),
-    "vs_floor": (
-        "**Scoring vs the parse floor.** Measuring the trajectories costs about as much CPU "
-        "as parsing them, and the command imports pandas at start-up through "
-        "`dagmath_viz/__init__.py` (~0.35 s); with 2 workers this is close to 2×."
-    ),
-    "overview": (
-        "**Overview, cold.** Of the ~5 s, about 3 s is the first script run: reading the "
-        "100,000 scored records (~0.9 s: orjson 0.3 s, loading's per-record validation "
-        "0.25 s, the DataFrame 0.2 s), the leaderboard's 1,000 bootstrap resamples per "
-        "group (~0.35 s) and the AUC curves (0.2-0.5 s, a 100,000 × 101 matrix) in "
-        "`metrics.py`/`tables.py`; the rest is Streamlit and Chromium (plotly.js) sharing "
-        "the 2 cores. The margin would come from computing the leaderboard for all groups "
-        "at once and A(τ) from per-problem histograms (no n × 101 matrix)."
-    ),
-    "switch": "**Trajectory switch.** See the per-switch times in the results JSON.",
-    "memory": "**Memory.** See the per-process figures in the results JSON.",
-}
 
 
 def verdicts(results: dict) -> list[dict]:
@@ -678,19 +649,21 @@ def verdicts(results: dict) -> list[dict]:
     p = results.get("peer")
     if p:
         n, e = max(p["sizes"].items(), key=lambda kv: int(kv[0]))
-        raw, peer, scored = e["ours_raw"], e["inspect"], e["ours_scored"]
+        first, again = e.get("ours_raw_first", e["ours_raw"]), e["ours_raw"]
+        peer, scored = e["inspect"], e["ours_scored"]
+        peak = max(first["peak_rss_mb"], again["peak_rss_max_mb"])
         rows.append({
             "id": "peer",
             "target": f"the app on a raw folder of {int(n):,} trajectories "
                       f"({e['input'].get('raw_bytes', 0) / 2**30:.1f} GiB): Overview drawn, "
-                      "vs Inspect View on the same content",
+                      "vs Inspect View on the same content (server start to drawn)",
             "goal": f"≤ Inspect View, ≤ {TARGETS['raw_server_mb'] / 1024:.0f} GB",
-            "measured": f"{raw['drawn_s']} s, peak {raw['peak_rss_max_mb']:,.0f} MB; "
-                        f"Inspect View {peer['drawn_s']} s, {peer['peak_rss_max_mb']:,.0f} MB "
-                        f"({e['ratio_raw_vs_inspect']['wall']}×); from the scored JSONL "
-                        f"{scored['drawn_s']} s",
-            "met": raw["drawn_s"] <= TARGETS["raw_vs_peer"] * peer["drawn_s"]
-                   and raw["peak_rss_max_mb"] <= TARGETS["raw_server_mb"],
+            "measured": f"first open (scoring it) {first['drawn_s']} s, reopened (its "
+                        f"columnar copy) {again['drawn_s']} s; server peak {peak:,.0f} MB; "
+                        f"Inspect View {peer['drawn_s']} s, {peer['peak_rss_max_mb']:,.0f} MB; "
+                        f"from the scored JSONL {scored['drawn_s']} s",
+            "met": first["drawn_s"] <= TARGETS["raw_vs_peer"] * peer["drawn_s"]
+                   and peak <= TARGETS["raw_server_mb"],
         })  # fmt: skip
     d = results.get("drilldown")
     if d:
@@ -729,9 +702,6 @@ def markdown(results: dict) -> str:
     for row in results["targets"]:
         met = "n/a (quick)" if quick else ("yes" if row["met"] else "**no**")
         lines.append(f"| {row['target']} | {row['goal']} | {row['measured']} | {met} |")
-    for row in results["targets"]:
-        if not row["met"] and not quick and row["id"] in BLOCKERS:
-            lines += ["", BLOCKERS[row["id"]]]
     s = results.get("scoring")
     if s:
         lines += [
@@ -866,11 +836,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  failed: {results['errors'][key][:500]}", flush=True)
     results["load_after"] = [round(x, 2) for x in os.getloadavg()]
     results["timings_taken_while_busy"] = NOISY
-    results["targets"] = verdicts(results)
     (HERE / "results").mkdir(exist_ok=True)
     name = results["date"] + ("-quick" if args.quick else "")
     name += ("-" + "-".join(args.only) if args.only else "") + ".json"
-    (HERE / "results" / name).write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    save = lambda: (HERE / "results" / name).write_bytes(  # noqa: E731
+        orjson.dumps(results, option=orjson.OPT_INDENT_2)
+    )
+    save()  # the measurements are kept even if the report below fails
+    results["targets"] = verdicts(results)
+    save()
     text = markdown(results)
     print(text)
     if (not args.quick or args.readme) and not args.only:
