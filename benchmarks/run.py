@@ -567,9 +567,6 @@ def machine() -> dict:
     }
 
 
-#: What stands in the way of a target, shown under the table when it is not met.
-
-
 def verdicts(results: dict) -> list[dict]:
     """Each target beside its measured value."""
     s, a = results.get("scoring"), results.get("app")
