@@ -32,7 +32,7 @@ from dagmath_viz.pipeline import gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame, score_records
 
-__all__ = ["SCORED_SLICE", "Corpus", "cache_scored_jsonl", "load_corpus", "scored_jsonl_frames"]
+__all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
 
 #: Bytes of scored JSONL parsed into records at a time (then made columns at once).
 SCORED_SLICE = 1 << 20
@@ -212,20 +212,6 @@ def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.Da
     del frames
     colcache.write(path, frame, stat, cache_dir)
     return [frame]
-
-
-def cache_scored_jsonl(path: str | Path, cache_dir: Path | None = None) -> bool:
-    """Read a scored JSONL file as :func:`load_corpus` would, so that its columnar copy
-    exists before the app first opens it (``dagmath score -o``). True if it now has one."""
-    path = Path(path)
-    with gc_paused():
-        if scored_jsonl_frames(path, cache_dir) is None:
-            return False
-    folder = cache_dir or colcache.cache_dir()
-    try:
-        return folder is not None and colcache.cache_file(path, folder).is_file()
-    except OSError:
-        return False
 
 
 def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:

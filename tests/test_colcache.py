@@ -293,16 +293,16 @@ def test_default_folder_is_beside_the_verdict_cache(tmp_path, monkeypatch):
     assert colcache.cache_dir() == tmp_path / "xdg" / "dagmath-viz" / "frames"
 
 
-def test_score_output_is_cached_for_the_app(tmp_path, monkeypatch):
-    """``dagmath score -o`` keeps the copy (in --cache-dir's frames/), so the app's first
-    load of the file reads it; ``--no-cache`` keeps none."""
+def test_score_leaves_no_copy_and_the_first_load_writes_one(tmp_path, monkeypatch):
+    """``dagmath score -o`` writes only its JSONL (building the frame would cost it pandas,
+    pyarrow and a second read, ~20 % of a cached run); the app's first load of the file
+    writes the copy, and the next load reads it."""
     monkeypatch.delenv("DAGMATH_FRAME_CACHE", raising=False)
     run = _write_jsonl(tmp_path / "in" / "records.jsonl", ODD_RECORDS)
     out, caches = tmp_path / "out" / "scored.jsonl", tmp_path / "caches"
-    assert main(["score", str(run), "-o", str(out), "--cache-dir", str(caches), "-q"]) == 0
-    assert len(_copies(caches / "frames")) == 1
     monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(caches / "frames"))
-    _same(_cached_only([out], monkeypatch), _uncached([out], monkeypatch))
-    other = tmp_path / "out" / "again.jsonl"
-    assert main(["score", str(run), "-o", str(other), "--no-cache", "-q"]) == 0
+    assert main(["score", str(run), "-o", str(out), "--cache-dir", str(caches), "-q"]) == 0
+    assert not (caches / "frames").exists()
+    first = load_corpus([out])
     assert len(_copies(caches / "frames")) == 1
+    _same(_cached_only([out], monkeypatch), first.scored)

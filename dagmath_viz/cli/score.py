@@ -59,14 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--cache-dir",
         metavar="DIR",
-        help="keep answer verdicts between runs here, and the app's columnar copy of -o's "
-        "file in DIR/frames (default: $DAGMATH_CACHE_DIR, else ~/.cache/dagmath-viz)",
+        help="keep answer verdicts between runs here (default: $DAGMATH_CACHE_DIR, else "
+        "~/.cache/dagmath-viz)",
     )
     score.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write the verdict cache, nor keep a columnar copy of -o's "
-        "file for the app",
+        "--no-cache", action="store_true", help="neither read nor write the verdict cache"
     )
     score.add_argument(
         "--dask",
@@ -162,23 +159,7 @@ def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
         )
     lines = run.lines() if not names.names else map(names.json_line, run.lines())
     write_atomic(args.output, lines)
-    if args.output != "-" and not args.no_cache:
-        _prime_frame_cache(args.output, args.cache_dir)
     return EXIT_PARTIAL if partial(run) else EXIT_OK
-
-
-def _prime_frame_cache(output: str, cache_dir: str | None) -> None:
-    """Keep the columnar copy of the JSONL just written (dagmath_viz/colcache.py), so the
-    app's first open of it reads Parquet instead of parsing JSON: about a second per
-    100,000 records (benchmarks/README.md), little beside the scoring. Never fails the
-    command: without a copy the app parses the file, as before. With ``--cache-dir DIR``
-    the copy goes to ``DIR/frames`` (where the app looks with ``DAGMATH_CACHE_DIR=DIR``)."""
-    from dagmath_viz.corpus import cache_scored_jsonl
-
-    try:
-        cache_scored_jsonl(output, Path(cache_dir) / "frames" if cache_dir else None)
-    except Exception:  # noqa: BLE001 - the scores are written; a cache is only a bonus
-        pass
 
 
 def report_issues(result, errors_file: str | None, names: StreamNames | None = None) -> None:
