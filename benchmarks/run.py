@@ -692,6 +692,16 @@ def markdown(results: dict) -> str:
         f"{len(results.get('timings_taken_while_busy', []))} timings had to be taken while "
         "other work kept the CPUs busy.",
         "",
+    ]
+    again = results.get("remeasured")
+    if again:
+        lines[0] += (
+            f" Re-measured afterwards, on {again['date']} with `{again['command']}`: "
+            f"{', '.join(again['sections'])} (load average {again['load_before']} before, "
+            f"{again['load_after']} after; {len(again['timings_taken_while_busy'])} timings "
+            "taken while the CPUs were busy)."
+        )
+    lines += [
         "| Target | Goal | Measured | Met |",
         "|---|---|---|---|",
     ]
@@ -758,6 +768,27 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+def merged(full: Path, part: Path) -> dict:
+    """The full run's results with the sections ``part`` measured since put in their place."""
+    results = orjson.loads(full.read_bytes())
+    newer = orjson.loads(part.read_bytes())
+    sections = [k for k in SECTIONS if k in newer]
+    for key in sections:
+        results[key] = newer[key]
+    results.setdefault("errors", {})
+    for key in sections:
+        results["errors"].pop(key, None)
+    results["remeasured"] = {
+        "sections": sections,
+        "date": newer["date"],
+        "command": newer["command"] + "".join(f" --only {k}" for k in sections),
+        "load_before": newer["load_before"],
+        "load_after": newer["load_after"],
+        "timings_taken_while_busy": newer.get("timings_taken_while_busy", []),
+    }
+    return results
+
+
 def update_readme(text: str) -> None:
     readme = HERE / "README.md"
     start, end = "<!-- results:start -->", "<!-- results:end -->"
@@ -780,7 +811,25 @@ def main(argv: list[str] | None = None) -> int:
         help="measure only these sections (repeatable); the README table is left alone",
     )
     parser.add_argument("--n-score", type=int, help="trajectories for the scoring section")
+    parser.add_argument(
+        "--merge",
+        nargs=2,
+        type=Path,
+        metavar=("FULL", "PART"),
+        help="measure nothing: put the sections of PART (a results file of --only) into the "
+        "full run FULL, say so in the report, and rewrite the README table",
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        results = merged(*args.merge)
+        results["targets"] = verdicts(results)
+        out = args.merge[0].with_name(args.merge[0].stem + "-merged.json")
+        out.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+        text = markdown(results)
+        print(text)
+        update_readme(text)
+        print(f"\nresults: {out}")
+        return 0
     n_score, n_big = (2_000, 10_000) if args.quick else (20_000, 100_000)
     n_score = args.n_score or n_score
     repeat, naive_repeat = (2, 1) if args.quick else (3, 2)
