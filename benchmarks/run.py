@@ -424,21 +424,18 @@ def tree_memory_mb(pid: int) -> tuple[float, float]:
     """Resident and peak resident MB (``VmRSS``, ``VmHWM``) summed over ``pid`` and its
     descendants (a pool or checker the server started counts too)."""
     import psutil
+    from memory_scored import proc_mb
 
-    resident = peak = 0
+    resident = peak = 0.0
     root = psutil.Process(pid)
     for proc in [root, *root.children(recursive=True)]:
         try:
-            status = Path(f"/proc/{proc.pid}/status").read_text()
+            mb = proc_mb(proc.pid)
         except OSError:
-            continue
-        for line in status.splitlines():
-            name, _, value = line.partition(":")
-            if name == "VmRSS":
-                resident += int(value.split()[0])
-            elif name == "VmHWM":
-                peak += int(value.split()[0])
-    return round(resident / 1024, 1), round(peak / 1024, 1)
+            continue  # gone since it was listed
+        resident += mb.get("VmRSS", 0.0)
+        peak += mb.get("VmHWM", 0.0)
+    return round(resident, 1), round(peak, 1)
 
 
 # --------------------------------------------------------------------------- 6-8: at scale
