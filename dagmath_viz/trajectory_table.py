@@ -113,7 +113,8 @@ def search_text(
     if scored_only and not raw:
         what = (
             "Search looks in each record's predicted answer, reference answer and source: "
-            "scored JSONL holds no step text (open a trajectory to read its steps)."
+            "the steps are not held in memory for these records (scored JSONL, or a large "
+            "folder scored as it was opened); open a trajectory to read its steps."
         )
     elif scored_only:
         what = (

@@ -84,7 +84,7 @@ def test_search_looks_in_steps_thinking_and_problem_of_loaded_trajectories(score
 
 def test_search_says_what_is_searched():
     recs = records_frame([_rec("m", "d", "1", 0, "perfect", 1, [], 1.0, True)])
-    assert "no step text" in search_text([None], recs)[1]
+    assert "steps are not held in memory" in search_text([None], recs)[1]
     traj = Trajectory("m", "d", "1", 0, steps=(Step(1, (), "a"),))
     assert search_text([traj], recs)[1].startswith("Search looks in the problem text")
 
