@@ -55,6 +55,8 @@ class Request:
     time: float
     body: dict[str, Any]
     headers: dict[str, str]
+    #: when a completion ("reply") was written back to it, if one was
+    replied: float | None = None
 
 
 class FakeServer:
@@ -81,12 +83,11 @@ class FakeServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = {}
+                request = Request(
+                    time.monotonic(), body, {k.lower(): v for k, v in self.headers.items()}
+                )
                 with server.lock:
-                    server.requests.append(
-                        Request(
-                            time.monotonic(), body, {k.lower(): v for k, v in self.headers.items()}
-                        )
-                    )
+                    server.requests.append(request)
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
@@ -98,6 +99,8 @@ class FakeServer:
                     if action.delay:
                         time.sleep(action.delay)
                     self._act(action, body)
+                    if action.kind == "reply":
+                        request.replied = time.monotonic()
                 finally:
                     with server.lock:
                         server.in_flight -= 1
