@@ -36,6 +36,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from dagmath_viz.uploads import is_uploaded
+
 __all__ = ["VERSION", "cache_dir", "cache_file", "read", "read_run", "write", "write_run"]
 
 #: Bump when the frame :func:`dagmath_viz.corpus.scored_jsonl_frames` builds changes.
@@ -46,9 +48,6 @@ _EDGE_BYTES = 1 << 16
 _PLAIN_KINDS = "biuf"
 _META_KEY = b"dagmath-viz"
 _OFF = ("0", "off", "no", "false")
-#: Folders of the app's uploads (uploads.UploadStore): they must go when their session
-#: does, so they are never copied into the cache, which outlives it.
-_UPLOADS_PREFIX = "dagmath-viz-uploads-"
 #: Names of the stored JSON columns (a frame column of that name is not cached).
 _JSON_PREFIX = "\x00json:"
 
@@ -73,7 +72,7 @@ def read(source: str | Path, folder: Path | None = None) -> pd.DataFrame | None:
     """The cached frame of ``source`` if a current copy exists, else None (never raises)."""
     try:
         folder = None if _turned_off() else folder or cache_dir()
-        if folder is None or _uploaded(Path(source)):
+        if folder is None or is_uploaded(source):
             return None
         key = _key(Path(source))
         path = cache_file(source, folder, key)
@@ -99,7 +98,7 @@ def write(
     try:
         folder = None if _turned_off() else folder or cache_dir()
         source = Path(source)
-        if folder is None or _uploaded(source):
+        if folder is None or is_uploaded(source):
             return None
         key = _key(source, stat)
         if key != _key(source):
@@ -191,10 +190,6 @@ def cache_file(source: str | Path, folder: Path, key: str | None = None) -> Path
     """Where the copy of ``source`` (as it is now, or with ``key``) lives in ``folder``."""
     key = key if key is not None else _key(Path(source))
     return folder / f"{_digest(_resolved(Path(source)))}-{_digest(key)}.parquet"
-
-
-def _uploaded(source: Path) -> bool:
-    return any(part.startswith(_UPLOADS_PREFIX) for part in Path(_resolved(source)).parts)
 
 
 def _key(source: Path, stat: os.stat_result | None = None) -> str:

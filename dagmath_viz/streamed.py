@@ -36,6 +36,7 @@ from dagmath_viz.loading import AnswerKey, Discovery, layout_of, parse_scored_js
 from dagmath_viz.pipeline import IN_PROCESS_BYTES, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame
+from dagmath_viz.uploads import is_uploaded
 
 __all__ = [
     "STREAM_BYTES",
@@ -112,7 +113,7 @@ def cached_parts(
     from dagmath_viz import colcache
 
     identity = orjson.dumps([_resolved(p) for p in paths]).decode()
-    key = None if _uploaded(paths) else run_key(found)
+    key = None if any(map(is_uploaded, paths)) else run_key(found)
     cached = None if key is None else colcache.read_run(identity, key)
     if cached is not None:
         frame, extra = cached
@@ -155,12 +156,6 @@ def run_key(found: Discovery) -> str | None:
 
 def _resolved(path: str | Path) -> str:
     return str(Path(path).expanduser().resolve())
-
-
-def _uploaded(paths: Sequence[str | Path]) -> bool:
-    from dagmath_viz.colcache import _UPLOADS_PREFIX
-
-    return any(part.startswith(_UPLOADS_PREFIX) for p in paths for part in Path(_resolved(p)).parts)
 
 
 def streamed_parts(

@@ -38,6 +38,8 @@ from dagmath_viz.schema import InputError, LoadIssue, UnsafePathError
 from dagmath_viz.text import short_repr
 
 __all__ = [
+    "UPLOADS_PREFIX",
+    "is_uploaded",
     "MAX_AGE_SECONDS",
     "MAX_FILES",
     "MAX_SESSION_BYTES",
@@ -53,6 +55,16 @@ __all__ = [
     "sweep_interval",
     "uploads_id",
 ]
+
+#: Name prefix of every upload store's private folder.
+UPLOADS_PREFIX = "dagmath-viz-uploads-"
+
+
+def is_uploaded(path: str | Path) -> bool:
+    """Whether ``path`` lies in an upload store's folder: such files must be gone when
+    their session is, so nothing that outlives it (a cache) may copy them."""
+    return any(part.startswith(UPLOADS_PREFIX) for part in Path(path).expanduser().resolve().parts)
+
 
 MAX_FILES = 20_000
 # Loading JSON costs several times its size in memory, so the caps are on bytes written: one
@@ -324,7 +336,7 @@ class UploadStore:
 
     def _ensure_root(self) -> Path:
         if self._root is None or not self._root.is_dir():
-            self._root = Path(tempfile.mkdtemp(prefix="dagmath-viz-uploads-", dir=self._parent))
+            self._root = Path(tempfile.mkdtemp(prefix=UPLOADS_PREFIX, dir=self._parent))
             atexit.register(shutil.rmtree, self._root, True)
         return self._root
 
