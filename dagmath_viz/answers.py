@@ -48,6 +48,7 @@ __all__ = [
     "default_cache_file",
     "default_checker",
     "extract_boxed",
+    "kept_checker",
     "is_equivalent",
     "predicted_answer",
 ]
@@ -152,6 +153,32 @@ def default_checker() -> AnswerChecker:
             _default = AnswerChecker()
             atexit.register(_default.close)
         return _default
+
+
+#: Environment variable that, set to ``0``, keeps the app's verdicts in memory only (as
+#: ``dagmath score --no-cache`` does for the command line).
+VERDICT_CACHE_ENV = "DAGMATH_VERDICT_CACHE"
+
+_kept: dict[Path | None, AnswerChecker] = {}
+
+
+def kept_checker() -> AnswerChecker:
+    """The process-wide checker whose verdicts are kept on disk, in the same file as
+    ``dagmath score``'s (:func:`default_cache_file`), so the app and the command line
+    share them: a folder scored once by either is not checked by math-verify again.
+
+    One per cache file (``$DAGMATH_CACHE_DIR`` may differ between calls, as in tests);
+    memory only when ``$DAGMATH_VERDICT_CACHE`` is ``0``. Call :meth:`AnswerChecker.save`
+    after a load to keep what it learned.
+    """
+    off = os.environ.get(VERDICT_CACHE_ENV, "").strip() == "0"
+    path = None if off else default_cache_file()
+    with _default_lock:
+        checker = _kept.get(path)
+        if checker is None:
+            checker = _kept[path] = AnswerChecker(cache_file=path)
+            atexit.register(checker.close)
+        return checker
 
 
 # --------------------------------------------------------------------------- the checker

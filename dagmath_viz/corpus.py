@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dagmath_viz import colcache, jsonio
-from dagmath_viz.answers import AnswerChecker
+from dagmath_viz.answers import AnswerChecker, kept_checker
 from dagmath_viz.loading import (
     AnswerKey,
     discover,
@@ -31,6 +31,7 @@ from dagmath_viz.loading import (
 from dagmath_viz.pipeline import gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.scoring import records_frame, score_records
+from dagmath_viz.uploads import is_uploaded
 
 __all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
 
@@ -117,6 +118,7 @@ def load_corpus(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     stream_bytes: int | None = None,
+    keep_verdicts: bool = False,
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
@@ -133,7 +135,19 @@ def load_corpus(
     (:mod:`dagmath_viz.streamed`).
     ``progress(done, total)`` counts files on both paths. Smaller data stay in memory:
     there a pool costs more time than it saves, and the steps are few.
+
+    ``keep_verdicts`` (the app sets it; ignored when ``checker`` is given): answers are
+    checked by :func:`dagmath_viz.answers.kept_checker`, which reads and adds to the
+    verdicts ``dagmath score`` keeps on disk, so data checked once by either are never
+    sent to math-verify again. Uploaded
+    files never are: their answers are not written to a file that outlives them.
     """
+    if keep_verdicts and checker is None and not any(map(is_uploaded, paths)):
+        checker = kept_checker()
+        try:
+            return load_corpus(paths, answers, label, checker, progress, stream_bytes)
+        finally:
+            checker.save()
     from dagmath_viz import streamed
 
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused

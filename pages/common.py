@@ -58,11 +58,16 @@ def corpus_for(
 
     A large raw folder is scored by the streaming pool and keeps no steps (see
     ``load_corpus``); ``progress(done, total)`` (files) drives the sidebar's bar while the
-    first session loads it (later ones wait for that load, then share it).
+    first session loads it (later ones wait for that load, then share it). Verdicts are
+    shared with ``dagmath score``'s cache on disk (``keep_verdicts``).
     """
     slot = _corpus_slot(source_id, paths, answers, label)
     return slot.get(
-        lambda: _frozen(load_corpus(list(paths), answers=answers, label=label, progress=progress))
+        lambda: _frozen(
+            load_corpus(
+                list(paths), answers=answers, label=label, progress=progress, keep_verdicts=True
+            )
+        )
     )
 
 

@@ -25,15 +25,20 @@ TEST_DATA = Path(__file__).parent / "data"
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_frame_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """``DAGMATH_FRAME_CACHE_DIR`` in a session folder unless the environment sets one."""
-    if "DAGMATH_FRAME_CACHE_DIR" in os.environ:
-        yield
-        return
-    os.environ["DAGMATH_FRAME_CACHE_DIR"] = str(tmp_path_factory.mktemp("frame-cache"))
+    """``DAGMATH_FRAME_CACHE_DIR`` and ``DAGMATH_CACHE_DIR`` (the verdicts the app and
+    ``dagmath score`` keep) in session folders unless the environment sets them: the
+    suite never writes to the user's own cache."""
+    names = ("DAGMATH_FRAME_CACHE_DIR", "frame-cache"), ("DAGMATH_CACHE_DIR", "verdict-cache")
+    set_here = []
+    for name, folder in names:
+        if name not in os.environ:
+            os.environ[name] = str(tmp_path_factory.mktemp(folder))
+            set_here.append(name)
     try:
         yield
     finally:
-        os.environ.pop("DAGMATH_FRAME_CACHE_DIR", None)
+        for name in set_here:
+            os.environ.pop(name, None)
 
 
 @pytest.fixture(scope="session")
