@@ -73,18 +73,22 @@ def score_paths(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     exclude: Sequence[str | Path] = (),
+    found: loading.Discovery | None = None,
 ) -> ScoredRun:
     """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
 
     Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
     runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
     ``progress(done, total)`` counts files; ``exclude`` names files never read (the
-    run's own output, see :func:`dagmath_viz.loading.discover`).
+    run's own output, see :func:`dagmath_viz.loading.discover`). ``found``: what
+    ``discover(paths, answers, exclude=exclude)`` gave the caller already (a large folder
+    is not walked twice).
 
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
     """
-    found = loading.discover(paths, answers, exclude=exclude)
+    if found is None:
+        found = loading.discover(paths, answers, exclude=exclude)
     files, issues = found.data_files, list(found.issues)
     workers = max(1, min(workers or default_workers(), len(files)))
     max_threads = max(1, workers // 2)

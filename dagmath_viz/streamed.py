@@ -120,7 +120,9 @@ def cached_parts(
         if progress:
             progress(len(found.data_files), len(found.data_files))
         return frame, [LoadIssue(**i) for i in extra["issues"]], extra["files_read"]
-    frame, issues, files_read = streamed_parts(paths, answers, checker=checker, progress=progress)
+    frame, issues, files_read = streamed_parts(
+        paths, answers, checker=checker, progress=progress, found=found
+    )
     if key is not None and run_key(found) == key:
         extra = {"issues": [asdict(i) for i in issues], "files_read": files_read}
         colcache.write_run(identity, key, frame, extra)
@@ -165,14 +167,18 @@ def streamed_parts(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
+    found: Discovery | None = None,
 ) -> tuple[pd.DataFrame, list, int]:
     """``paths`` scored by :func:`score_paths`: the scored frame, the issues, files read.
 
     ``progress(done, total)`` counts files, as ``dagmath score`` does. The run (its records
     awaiting verdicts are small: no steps) is dropped once its lines are columns.
+    ``found``: the folder's discovery, when the caller made it (it is not walked again).
     """
     with main_script_hidden():
-        run = score_paths(paths, answers, workers=workers, checker=checker, progress=progress)
+        run = score_paths(
+            paths, answers, workers=workers, checker=checker, progress=progress, found=found
+        )
     issues, files_read = list(run.issues), run.files_read
     # the lines of the trajectories come first (one frame, as the in-memory path's one
     # frame of them); pre-scored records then make one frame per file, as load_corpus

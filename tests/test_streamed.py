@@ -197,3 +197,19 @@ def test_pool_workers_do_not_run_the_app_script_again(tmp_path, monkeypatch, ans
     assert len(frame) == 5
     assert not marker.exists()
     assert sys.modules["__main__"] is fake_main  # put back afterwards
+
+
+def test_the_folder_is_walked_once(tmp_path, monkeypatch, answer_checker):
+    """``load_corpus`` hands its discovery to the scorer: a large folder (5,000 files in the
+    benchmark) is not listed a second time inside ``score_paths``."""
+    from dagmath_viz import loading, pipeline
+
+    walks = []
+    real = loading.discover
+    monkeypatch.setattr(
+        pipeline.loading, "discover", lambda *a, **k: walks.append(a) or real(*a, **k)
+    )
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
+    corpus = load_corpus([SAMPLE], stream_bytes=0, checker=answer_checker)
+    assert len(corpus) > 0
+    assert walks == []  # load_corpus's own walk uses the name it imported, not this one
