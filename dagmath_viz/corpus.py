@@ -119,6 +119,7 @@ def load_corpus(
     progress: Callable[[int, int], None] | None = None,
     stream_bytes: int | None = None,
     keep_verdicts: bool = False,
+    partial: Callable[[pd.DataFrame, int, int], None] | None = None,
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
@@ -141,11 +142,17 @@ def load_corpus(
     verdicts ``dagmath score`` keeps on disk, so data checked once by either are never
     sent to math-verify again. Uploaded
     files never are: their answers are not written to a file that outlives them.
+
+    ``partial(frame, files_done, files_total)``: on the streamed path, called now and then
+    while the folder is scored, with the scored rows of what is scored so far (a sample
+    of every model and data set; see :func:`dagmath_viz.streamed.streamed_parts`).
     """
     if keep_verdicts and checker is None and not any(map(is_uploaded, paths)):
         checker = kept_checker()
         try:
-            return load_corpus(paths, answers, label, checker, progress, stream_bytes)
+            return load_corpus(
+                paths, answers, label, checker, progress, stream_bytes, partial=partial
+            )
         finally:
             checker.save()
     from dagmath_viz import streamed
@@ -155,7 +162,7 @@ def load_corpus(
         threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
         if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
             frame, issues, files_read = streamed.cached_parts(
-                paths, answers, found, checker=checker, progress=progress
+                paths, answers, found, checker=checker, progress=progress, partial=partial
             )
             return Corpus(
                 label=label or ", ".join(map(str, paths)),

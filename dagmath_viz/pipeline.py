@@ -74,6 +74,8 @@ def score_paths(
     progress: Callable[[int, int], None] | None = None,
     exclude: Sequence[str | Path] = (),
     found: loading.Discovery | None = None,
+    interleave: bool = False,
+    on_file: Callable[[FileScore, dict[tuple[str, str], Verdict | None]], None] | None = None,
 ) -> ScoredRun:
     """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
 
@@ -83,6 +85,14 @@ def score_paths(
     run's own output, see :func:`dagmath_viz.loading.discover`). ``found``: what
     ``discover(paths, answers, exclude=exclude)`` gave the caller already (a large folder
     is not walked twice).
+
+    ``interleave``: the files are scored one folder after another in turn (round robin
+    over ``<model>/<dataset>``), not folder by folder, so that what is scored after any
+    share of the time is a sample of every model and data set (the app shows it while
+    the rest is scored); the run's lines keep file order all the same. ``on_file(score,
+    verdicts)`` is called in this thread after each file (after ``progress``), in the
+    order files are scored, with the verdicts known so far (None for a pair still being
+    checked).
 
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
@@ -104,19 +114,36 @@ def score_paths(
         max_threads=max_threads,
     )
     run = ScoredRun(verifier.verdicts, issues, found.files_read)
+    order = interleaved(files) if interleave else range(len(files))
     try:
         with gc_paused():
-            mapped = _map_files(files, found.answers, workers, checks_pending)
-            for done, result in enumerate(mapped, start=1):
+            mapped = _map_files([files[i] for i in order], found.answers, workers, checks_pending)
+            for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
                 verifier.add(result.records)
-                run.add(result)
+                run.add(result, index)
                 if progress:
                     progress(done, len(files))
+                if on_file:
+                    on_file(result, verifier.verdicts)
         run.verdicts = verifier.finish(spare_cpus=workers - 1)
     except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
         run.close()
         raise
     return run
+
+
+def interleaved(files: Sequence[Path]) -> list[int]:
+    """Indices of ``files`` taking one file of each folder in turn (folders in the order
+    they first appear, each folder's files in their order): ``a/1 a/2 b/1`` gives
+    ``a/1 b/1 a/2``."""
+    folders: dict[Path, list[int]] = {}
+    for i, f in enumerate(files):
+        folders.setdefault(Path(f).parent, []).append(i)
+    queues = list(folders.values())
+    order: list[int] = []
+    for turn in range(max(map(len, queues), default=0)):
+        order.extend(q[turn] for q in queues if turn < len(q))
+    return order
 
 
 def default_workers() -> int:
@@ -446,9 +473,16 @@ class ScoredRun:
         self.n_unscored = 0
         self._pieces = _Spool()  # per file: (finished, lines or records awaiting verdicts)
         self._scored = _Spool()  # per file: its pre-scored lines (written after all others)
+        self._files = 0
 
-    def add(self, result: FileScore) -> None:
-        """Count and spool one file's score (its pairs already given to the verifier)."""
+    def add(self, result: FileScore, index: int | None = None) -> None:
+        """Count and spool one file's score (its pairs already given to the verifier).
+
+        ``index``: the file's place in file order, when files are added in another order
+        (:func:`score_paths` with ``interleave``); the lines are read back in file order.
+        """
+        index = self._files if index is None else index
+        self._files += 1
         records = result.records
         self.issues.extend(result.issues)
         self.n_records += len(records) + len(result.scored_lines)
@@ -463,11 +497,11 @@ class ScoredRun:
                 settled = False  # a check still running: finished when read back
             self.n_illegal += not rec.legal
         if records and settled:
-            self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)))
+            self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)), index)
         elif records:
-            self._pieces.append(_AWAITING, _pack_awaiting(records))
+            self._pieces.append(_AWAITING, _pack_awaiting(records), index)
         if result.scored_lines:
-            self._scored.append(_LINES, b"".join(result.scored_lines))
+            self._scored.append(_LINES, b"".join(result.scored_lines), index)
 
     def __len__(self) -> int:
         return self.n_records
@@ -546,27 +580,32 @@ _KIND = struct.Struct("<BQ")
 
 class _Spool:
     """Pieces of bytes one after another in a temporary file (each after its kind and
-    length), read back in order; any number of readers, each at its own offset."""
+    length), read back in the order of the keys they were given (the order they came in,
+    when their keys ascend); any number of readers, each at its own offset."""
 
     def __init__(self) -> None:
         self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)
         self._end = 0
+        self._at: list[tuple[int, int]] = []  # (key, offset) of each piece
+        self._in_order = True
 
-    def append(self, kind: int, data: bytes) -> None:
+    def append(self, kind: int, data: bytes, key: int = 0) -> None:
+        if self._at and key < self._at[-1][0]:
+            self._in_order = False
+        self._at.append((key, self._end))
         self._file.seek(self._end)
         self._file.write(_KIND.pack(kind, len(data)))
         self._file.write(data)
         self._end += _KIND.size + len(data)
 
     def read(self) -> Iterator[tuple[int, bytes]]:
-        at = 0
-        while at < self._end:
+        places = self._at if self._in_order else sorted(self._at)
+        for _, at in list(places):
             self._file.seek(at)
             kind, size = _KIND.unpack(self._file.read(_KIND.size))
-            data = self._file.read(size)
-            at += _KIND.size + size
-            yield kind, data
+            yield kind, self._file.read(size)
 
     def close(self) -> None:
         self._file.close()
         self._end = 0
+        self._at = []

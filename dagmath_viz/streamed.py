@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,12 +34,13 @@ import pandas as pd
 from dagmath_viz import jsonio
 from dagmath_viz.answers import AnswerChecker
 from dagmath_viz.loading import AnswerKey, Discovery, layout_of, parse_scored_jsonl
-from dagmath_viz.pipeline import IN_PROCESS_BYTES, score_paths
+from dagmath_viz.pipeline import IN_PROCESS_BYTES, FileScore, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
-from dagmath_viz.scoring import records_frame
+from dagmath_viz.scoring import finish_lines, records_frame
 from dagmath_viz.uploads import is_uploaded
 
 __all__ = [
+    "PARTIAL_EVERY",
     "STREAM_BYTES",
     "cached_parts",
     "STREAM_BYTES_ENV",
@@ -60,6 +62,15 @@ STREAM_BYTES = IN_PROCESS_BYTES
 #: Environment variable overriding :data:`STREAM_BYTES` (bytes; 0 streams every folder),
 #: e.g. to compare both paths on one server.
 STREAM_BYTES_ENV = "DAGMATH_STREAM_BYTES"
+
+
+#: Least seconds between two frames of what is scored so far (``streamed_parts(partial=
+#: ...)``); the gap grows to half the time scored so far, so a long load does not spend
+#: its CPU on them (100,000 trajectories: about 6 frames; each costs ~0.1-0.3 s).
+PARTIAL_EVERY = 2.0
+
+#: ``partial(frame, files_done, files_total)``: the records scored so far, as a frame.
+Partial = Callable[[pd.DataFrame, int, int], None]
 
 
 def stream_bytes() -> int:
@@ -102,6 +113,7 @@ def cached_parts(
     *,
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
+    partial: Partial | None = None,
 ) -> tuple[pd.DataFrame, list, int]:
     """:func:`streamed_parts`, kept as a columnar copy (:func:`dagmath_viz.colcache.write_run`)
     and read back instead while the run is unchanged (:func:`run_key`).
@@ -121,7 +133,7 @@ def cached_parts(
             progress(len(found.data_files), len(found.data_files))
         return frame, [LoadIssue(**i) for i in extra["issues"]], extra["files_read"]
     frame, issues, files_read = streamed_parts(
-        paths, answers, checker=checker, progress=progress, found=found
+        paths, answers, checker=checker, progress=progress, found=found, partial=partial
     )
     if key is not None and run_key(found) == key:
         extra = {"issues": [asdict(i) for i in issues], "files_read": files_read}
@@ -168,17 +180,32 @@ def streamed_parts(
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
     found: Discovery | None = None,
+    partial: Partial | None = None,
+    partial_every: float | None = None,
 ) -> tuple[pd.DataFrame, list, int]:
     """``paths`` scored by :func:`score_paths`: the scored frame, the issues, files read.
 
     ``progress(done, total)`` counts files, as ``dagmath score`` does. The run (its records
     awaiting verdicts are small: no steps) is dropped once its lines are columns.
     ``found``: the folder's discovery, when the caller made it (it is not walked again).
+
+    ``partial(frame, files_done, files_total)`` is called after the first file, then at
+    least every ``partial_every`` seconds (default :data:`PARTIAL_EVERY`), at most every
+    half of the time scored so far (``0``: after every file),
+    while the folder is scored, with the records of the files scored so far (those whose
+    answers are all checked; in the order they were scored, not file order). Files are
+    then scored one folder after another in turn, so the frame holds every model and data
+    set early on. The returned frame does not depend on it.
     """
+    every = PARTIAL_EVERY if partial_every is None else partial_every
+    so_far = None if partial is None else _SoFar(partial, every, progress)
     with main_script_hidden():
         run = score_paths(
-            paths, answers, workers=workers, checker=checker, progress=progress, found=found
-        )
+            paths, answers, workers=workers, checker=checker, found=found,
+            progress=progress if so_far is None else so_far.progress,
+            interleave=so_far is not None, on_file=so_far,
+        )  # fmt: skip
+    del so_far
     issues, files_read = list(run.issues), run.files_read
     # the lines of the trajectories come first (one frame, as the in-memory path's one
     # frame of them); pre-scored records then make one frame per file, as load_corpus
@@ -189,6 +216,56 @@ def streamed_parts(
     from dagmath_viz.corpus import _concat
 
     return _concat([f for f in frames if len(f)] or frames[:1]), issues, files_read
+
+
+class _SoFar:
+    """``on_file`` for :func:`score_paths`: the lines of the files scored so far, handed to
+    ``partial`` as one frame after the first file, then after gaps of ``every`` seconds or
+    half the time since the start, whichever is longer. A file with an answer still
+    being checked waits for its verdict."""
+
+    def __init__(
+        self, partial: Partial, every: float, progress: Callable[[int, int], None] | None
+    ) -> None:
+        self.partial, self.every, self._progress = partial, every, progress
+        self.frames: list[pd.DataFrame] = []
+        self.waiting: list[FileScore] = []
+        self.done = self.total = 0
+        self.start = time.monotonic()
+        self.next_at: float | None = None  # None: after the first file
+
+    def progress(self, done: int, total: int) -> None:
+        """``score_paths``' progress (called before ``on_file``): the total, passed on."""
+        self.total = total
+        if self._progress:
+            self._progress(done, total)
+
+    def __call__(self, score: FileScore, verdicts: dict) -> None:
+        self.done += 1
+        self.waiting.append(score)
+        if self.next_at is None or time.monotonic() >= self.next_at:
+            self.flush(verdicts)
+            now = time.monotonic()
+            gap = max(self.every, (now - self.start) / 2) if self.every > 0 else 0.0
+            self.next_at = now + gap
+
+    def flush(self, verdicts: dict) -> None:
+        lines: list[bytes] = []
+        still = []
+        for score in self.waiting:
+            if all(r.pair is None or verdicts.get(r.pair) is not None for r in score.records):
+                lines.extend(finish_lines(score.records, verdicts))
+                lines.extend(score.scored_lines)
+            else:
+                still.append(score)
+        self.waiting = still
+        if lines:
+            self.frames.append(scored_frame_of_lines(lines))
+        if self.frames:
+            from dagmath_viz.corpus import _concat
+
+            self.frames = [_concat(self.frames)]
+            self.partial(self.frames[0], self.done, self.total)
 
 
 @contextmanager

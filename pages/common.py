@@ -13,6 +13,7 @@ import os
 import secrets
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dagmath_viz import tables
 from dagmath_viz.corpus import Corpus, load_corpus
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.schema import DagMathError, Trajectory
@@ -53,20 +55,27 @@ def corpus_for(
     answers: str | None,
     label: str,
     progress: Callable[[int, int], None] | None = None,
+    partial: Callable[[pd.DataFrame, int, int], None] | None = None,
 ) -> Corpus:
     """One loaded corpus per data source, shared read-only by every session.
 
     A large raw folder is scored by the streaming pool and keeps no steps (see
     ``load_corpus``); ``progress(done, total)`` (files) drives the sidebar's bar while the
     first session loads it (later ones wait for that load, then share it). Verdicts are
-    shared with ``dagmath score``'s cache on disk (``keep_verdicts``).
+    shared with ``dagmath score``'s cache on disk (``keep_verdicts``). ``partial(corpus,
+    done, total)`` sees what is scored so far, on the streamed path (:func:`results_so_far`).
     """
     slot = _corpus_slot(source_id, paths, answers, label)
     return slot.get(
         lambda: _frozen(
             load_corpus(
-                list(paths), answers=answers, label=label, progress=progress, keep_verdicts=True
-            )
+                list(paths),
+                answers=answers,
+                label=label,
+                progress=progress,
+                keep_verdicts=True,
+                partial=partial,
+            )  # fmt: skip
         )
     )
 
@@ -123,6 +132,40 @@ def progress_bar(what: str) -> tuple[Callable[[int, int], None], Any]:
         slot.progress(min(max(share, 0.0), 1.0), text=f"{what}: {done:,} of {total:,}")
 
     return show, slot
+
+
+#: Seconds a load runs before the page shows the results scored so far: a folder that
+#: scores quicker than this opens without them flashing by.
+SO_FAR_AFTER = 2.0
+
+
+def results_so_far(label: str, slot: Any) -> Callable[[pd.DataFrame, int, int], None]:
+    """A ``partial(frame, done, total)`` for :func:`load_corpus` drawing into ``slot`` (an
+    ``st.empty()``; empty it when the load is done), from :data:`SO_FAR_AFTER` seconds into
+    the load, the leaderboard of what is scored so far (point estimates: the intervals
+    come with the Overview)."""
+    start = time.monotonic()
+
+    def show(so_far: pd.DataFrame, done: int, total: int) -> None:
+        if so_far.empty or time.monotonic() - start < SO_FAR_AFTER:
+            return
+        board = tables.leaderboard(so_far, n_boot=0)
+        shown = tables.leaderboard_display(board)
+        shown.columns = [c.replace(" (95% CI)", "") for c in shown.columns]
+        with slot.container():
+            st.subheader("Results so far")
+            st.caption(
+                escape_markdown(
+                    f"Scoring {label}: {done:,} of {total:,} files, {len(so_far):,} "
+                    "trajectories so far, taken from every model and data set in turn. "
+                    "These numbers change until every file is scored; the Overview then opens."
+                )
+            )
+            # every row in view (35 px a row and the header): a leaderboard is a few dozen
+            height = min(35 * (len(shown) + 1) + 3, 800)
+            st.dataframe(shown, hide_index=True, width="stretch", height=height)
+
+    return show
 
 
 def _resolve_data_path(raw: str) -> Path:
@@ -203,6 +246,7 @@ def sidebar_data_source() -> Corpus | None:
     )
     if uploads_gone:
         st.session_state["data_source"] = "Uploaded files"
+    so_far_slot = st.empty()  # the main area's top, for the results scored so far
     with st.sidebar:
         st.header("Data source")
         choice = st.radio(
@@ -247,14 +291,16 @@ def sidebar_data_source() -> Corpus | None:
                 return None
             source_id, paths, label = f"path:{path}", (str(path),), str(path)
         show_progress, bar = progress_bar(escape_markdown(f"Scoring {label}, files"))
+        show_so_far = results_so_far(label, so_far_slot)
         with st.spinner(f"Loading and scoring {label} …"):
             try:
-                corpus = corpus_for(source_id, paths, answers, label, show_progress)
+                corpus = corpus_for(source_id, paths, answers, label, show_progress, show_so_far)
             except DagMathError as exc:
                 st.error(escape_markdown(f"Could not load {label}: {exc}"))
                 return None
             finally:
                 bar.empty()
+                so_far_slot.empty()
         st.session_state["source_id"] = source_id
         st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
