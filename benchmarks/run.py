@@ -652,7 +652,10 @@ def verdicts(results: dict) -> list[dict]:
                       f"({e['input'].get('raw_bytes', 0) / 2**30:.1f} GiB): Overview drawn, "
                       "vs Inspect View on the same content (server start to drawn)",
             "goal": f"≤ Inspect View, ≤ {TARGETS['raw_server_mb'] / 1024:.0f} GB",
-            "measured": f"first open (scoring it) {first['drawn_s']} s, reopened (its "
+            "measured": f"first open (scoring it) {first['drawn_s']} s"
+                        + (f" (its results so far shown at {first['so_far_s']} s)"
+                           if first.get("so_far_s") else "")
+                        + f", reopened (its "
                         f"columnar copy) {again['drawn_s']} s; server peak {peak:,.0f} MB; "
                         f"Inspect View {peer['drawn_s']} s, {peer['peak_rss_max_mb']:,.0f} MB; "
                         f"from the scored JSONL {scored['drawn_s']} s",
