@@ -26,6 +26,7 @@ import pandas as pd
 from dagmath_viz.schema import Trajectory
 
 __all__ = [
+    "AUTO_SOURCE_FILES",
     "UNKNOWN",
     "SourceRef",
     "SourceReader",
@@ -47,6 +48,9 @@ _PER_STEP = 400
 _PER_TRAJECTORY = 2000
 #: Records read back between two ``progress`` calls of :func:`scored_dead_end_table`.
 PROGRESS_EVERY = 200
+#: The Dead ends page reads scored records' sources by itself up to this many files;
+#: above it, on request (a raw folder of 100,000 trajectories is thousands of files).
+AUTO_SOURCE_FILES = 200
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ __all__ = [
     "scored_frame_of_lines",
     "stream_bytes",
     "streamed_parts",
+    "dead_ends_read_back",
     "tag_counts_read_back",
 ]
 
@@ -378,3 +379,60 @@ def tag_counts_read_back(
 
     table = dead_end_tag_counts(every())
     return table, counted
+
+
+def dead_ends_read_back(
+    records: pd.DataFrame,
+    reader,
+    loaded: Iterable[Trajectory | None] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Both dead-end tables of scored ``records``, reading each record's source once.
+
+    Returns what :func:`dagmath_viz.sources.scored_dead_end_table` (with ``reader``) and
+    :func:`tag_counts_read_back` (over ``loaded`` and ``records``) return, with the same
+    rows: the dead ends listed by the records, their text and category read from the
+    sources; the dead ends by step tag; and how many trajectories were counted. Calling
+    both read the sources of the records with dead ends twice; a raw folder of 100,000
+    trajectories is thousands of files. ``progress(done, total)`` counts records, every
+    :data:`dagmath_viz.sources.PROGRESS_EVERY` and at the end.
+    """
+    from dagmath_viz.deadends import COLUMNS, categorise_dead_ends
+    from dagmath_viz.sources import PROGRESS_EVERY, UNKNOWN
+    from dagmath_viz.step_tags import dead_end_tag_counts
+
+    part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
+    listed: list[tuple] = []
+    counted = 0
+
+    def every() -> Iterator[Trajectory]:
+        nonlocal counted
+        for traj in loaded:
+            if traj is not None:
+                counted += 1
+                yield traj
+        total = len(part)
+        for done, rec in enumerate(part.itertuples(index=False)):
+            if progress and done % PROGRESS_EVERY == 0:
+                progress(done, total)
+            key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
+            traj, _why = reader.read(rec.source, key)
+            dead = list(rec.dead_ends or ())
+            known: dict = {}
+            if traj is not None and dead:
+                for pos, category in categorise_dead_ends(traj):
+                    step = traj.steps[pos]
+                    known[step.step_id] = (step.text, category)
+            for sid in dead:
+                text, category = known.get(sid, ("", UNKNOWN))
+                listed.append(
+                    (rec.model, rec.dataset, rec.problem_id, rec.sample_id, sid, text, category)
+                )
+            if traj is not None:
+                counted += 1
+                yield traj
+        if progress:
+            progress(total, total)
+
+    by_tag = dead_end_tag_counts(every())
+    return pd.DataFrame(listed, columns=COLUMNS), by_tag, counted

@@ -10,18 +10,16 @@ import streamlit as st
 from dagmath_viz import figures
 from dagmath_viz.deadends import CATEGORIES, MAX_STEPS, dead_end_table
 from dagmath_viz.sources import (
+    AUTO_SOURCE_FILES,
     UNKNOWN,
     dead_end_category_counts,
     missing_sources,
     scored_dead_end_table,
 )
 from dagmath_viz.step_tags import UNTAGGED
-from dagmath_viz.streamed import tag_counts_read_back
+from dagmath_viz.streamed import dead_ends_read_back, tag_counts_read_back
 from dagmath_viz.text import escape_markdown, plain
 from pages import common
-
-#: Scored records whose sources span more files than this are categorised on request.
-AUTO_SOURCE_FILES = 200
 
 corpus = common.corpus()
 df = corpus.scored
@@ -42,6 +40,7 @@ if table.attrs.get("too_long"):
 # Rows read from scored JSONL carry their dead ends but no steps: list them from the
 # records, and categorise them from their source files when those can be read.
 scored_rows = [i for i, t in enumerate(corpus.trajectories) if t is None]
+by_tag_read_back = None  # both tables from one read of the sources, when they are read
 if scored_rows:
     # the columns needed, not a copy of the whole frame (~50 MB at 100,000 records)
     records = df[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
@@ -52,14 +51,15 @@ if scored_rows:
         st.session_state.get("source_id", ""), tuple(st.session_state.get("source_paths", ()))
     )
     n_files = with_dead["source"].map(lambda s: str(s).rsplit(":", 1)[0]).nunique()
+    files_text = f"{n_files:,} source file" + ("" if n_files == 1 else "s")
     wanted = n_files <= AUTO_SOURCE_FILES or st.session_state.get("de_read_sources")
     if wanted:
         # one file at a time (the reader keeps a few), with a bar: a raw folder of 100,000
         # trajectories opened streamed has thousands of files to read back
-        with st.spinner(f"Reading {n_files:,} source files to categorise dead ends …"):
-            from_records = common.derived_with_progress(
-                "dead_ends_scored",
-                lambda show: scored_dead_end_table(df, reader, rows=scored_rows, progress=show),
+        with st.spinner(f"Reading {files_text} to categorise dead ends …"):
+            from_records, *by_tag_read_back = common.derived_with_progress(
+                "dead_ends_read_back",
+                lambda show: dead_ends_read_back(records, reader, corpus.trajectories, show),
                 "Reading steps back to categorise dead ends",
             )
     else:
@@ -78,9 +78,15 @@ if scored_rows:
             shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
             note += f" Source files not found ({len(missing):,}): " + escape_markdown(shown)
         st.info(note, icon=":material/help:")
-        if not wanted and st.button(f"Read {n_files:,} source files to categorise them"):
-            st.session_state["de_read_sources"] = True
-            st.rerun()
+        if not wanted:
+            # a callback, not the button's return value: it runs before the next script
+            # run, so the choice survives a rerun that run may start (Streamlit's first
+            # visit to a page reruns it through app.py; see common.corpus)
+            st.button(
+                f"Read {files_text} to categorise them",
+                on_click=st.session_state.__setitem__,
+                args=("de_read_sources", True),
+            )
 
 if table.empty:
     st.success("No dead ends: every loaded trajectory is logically closed.")
@@ -93,21 +99,25 @@ st.dataframe(counts, hide_index=True, width="stretch")
 # Which kinds of step end up unused: by the tags the source gives steps (Thought Anchors'
 # function_tags). Counted from the trajectories whose steps are loaded, and those of scored
 # records read back one at a time when their sources are read anyway (never all kept).
-read_back = bool(scored_rows and wanted)
-by_tag, n_counted = common.derived_with_progress(
-    f"dead_end_tags_{read_back}",
-    lambda show: tag_counts_read_back(
-        corpus.trajectories, records if read_back else None, reader if read_back else None, show
-    ),
-    "Counting dead ends by step tag",
-)
+if by_tag_read_back is not None:
+    by_tag, n_counted = by_tag_read_back
+else:
+    by_tag, n_counted = common.derived_with_progress(
+        "dead_end_tags",
+        lambda show: tag_counts_read_back(corpus.trajectories, progress=show),
+        "Counting dead ends by step tag",
+    )
 tagged = bool((by_tag["tag"] != UNTAGGED).any()) if len(by_tag) else False
 with st.expander("Dead ends by step tag", expanded=tagged):
     if not tagged:
         st.caption(
             "The loaded steps carry no tags (Thought Anchors' `function_tags` are one "
             "source of them)"
-            + (", and the scored records' sources were not read." if scored_rows else ".")
+            + (
+                ", and the scored records' sources were not read."
+                if scored_rows and by_tag_read_back is None
+                else "."
+            )
         )
     else:
         st.caption(

@@ -213,3 +213,51 @@ def test_the_folder_is_walked_once(tmp_path, monkeypatch, answer_checker):
     corpus = load_corpus([SAMPLE], stream_bytes=0, checker=answer_checker)
     assert len(corpus) > 0
     assert walks == []  # load_corpus's own walk uses the name it imported, not this one
+
+
+class _CountingReader(SourceReader):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def read(self, source, key):
+        self.reads += 1
+        return super().read(source, key)
+
+
+def test_dead_ends_read_back_reads_each_source_once(tmp_path, answer_checker):
+    """The log-count walks by hand (as the two tests above): model-a's imperfect walk's
+    step 8 (v9) is commentary, its wrong walk's step 2 (v2) an unused given; 26 and 18
+    untagged steps. Five records, five reads (the two tables apart took seven)."""
+    run = write_logcount(tmp_path / "run").resolve()
+    new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
+    reader = _CountingReader()
+    seen: list[tuple[int, int]] = []
+    table, by_tag, counted = streamed.dead_ends_read_back(
+        new.scored, reader, new.trajectories, progress=lambda *a: seen.append(a)
+    )
+    assert reader.reads == 5
+    assert counted == 5
+    got = {
+        (r.model, int(r.sample_id), int(r.step_id), r.text, r.category)
+        for r in table.itertuples(index=False)
+    }
+    assert got == {
+        ("model-a", 1, 8, "statement v9", "commentary"),
+        ("model-a", 2, 2, "statement v2", "unused given"),
+    }
+    rows = {(r.model, r.tag, r.steps, r.dead_ends) for r in by_tag.itertuples(index=False)}
+    assert rows == {("model-a", UNTAGGED, 26, 2), ("model-b", UNTAGGED, 18, 0)}
+    assert seen[0] == (0, 5) and seen[-1] == (5, 5)
+
+
+def test_dead_ends_read_back_equals_the_two_tables_on_real_data(shared_data, answer_checker):
+    """Thought Anchors: steps carry function_tags, so the tag table is not all untagged."""
+    ta = shared_data.parent / "thought-anchors"
+    new = load_corpus([ta], stream_bytes=0, checker=answer_checker)
+    table, by_tag, counted = streamed.dead_ends_read_back(new.scored, SourceReader())
+    pd.testing.assert_frame_equal(table, scored_dead_end_table(new.scored, SourceReader()))
+    tags, n = streamed.tag_counts_read_back((), new.scored, SourceReader())
+    pd.testing.assert_frame_equal(by_tag, tags)
+    assert counted == n == len(new.scored)
+    assert (by_tag["tag"] != UNTAGGED).any()

@@ -207,3 +207,30 @@ def test_the_app_leaves_no_results_so_far_once_loaded(monkeypatch, raw_run):
     assert not at.exception
     assert "Results so far" not in [h.value for h in at.subheader]
     assert "Overview" in [t.value for t in at.title]
+
+
+def test_above_the_limit_the_sources_are_read_when_asked(monkeypatch, raw_run):
+    """With more source files than ``AUTO_SOURCE_FILES`` (here 0), the dead ends are listed
+    with their category unknown and a button reads the file (both are model-a's); clicked, both get
+    their category (as in the test above)."""
+    from dagmath_viz import sources
+
+    monkeypatch.setattr(sources, "AUTO_SOURCE_FILES", 0)
+    at = on_page(app_on(monkeypatch, raw_run), "pages/dead_ends.py")
+    table = next(f.value for f in at.dataframe if "step_id" in f.value.columns)
+    assert set(table["category"]) == {sources.UNKNOWN}
+    assert set(table["text"]) == {""}
+    buttons = [b for b in at.button if b.label.startswith("Read ")]
+    assert [b.label for b in buttons] == ["Read 1 source file to categorise them"]  # model-a
+    before = [c.value for c in at.caption if c.value.startswith("The loaded steps carry")]
+    assert before[0].endswith("and the scored records' sources were not read.")
+    buttons[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(f.value for f in at.dataframe if "step_id" in f.value.columns)
+    got = {(int(r.sample_id), int(r.step_id), r.category) for r in table.itertuples(index=False)}
+    assert got == {(1, 8, "commentary"), (2, 2, "unused given")}
+    assert not [b for b in at.button if b.label.startswith("Read ")]
+    # no step of the walks carries a tag, and the sources are now read: it says just that
+    untagged = [c.value for c in at.caption if c.value.startswith("The loaded steps carry")]
+    assert untagged == ["The loaded steps carry no tags (Thought Anchors' `function_tags` are "
+                        "one source of them)."]  # fmt: skip
