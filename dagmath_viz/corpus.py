@@ -143,8 +143,8 @@ def load_corpus(
     sent to math-verify again. Uploaded
     files never are: their answers are not written to a file that outlives them.
 
-    ``partial(frame, files_done, files_total)``: on the streamed path, called now and then
-    while the folder is scored, with the scored rows of what is scored so far (a sample
+    ``partial(frame, files_done, files_total)``: on the streamed path, called every few
+    seconds while the folder is scored, with the scored rows of what is scored so far (a sample
     of every model and data set; see :func:`dagmath_viz.streamed.streamed_parts`).
     """
     if keep_verdicts and checker is None and not any(map(is_uploaded, paths)):

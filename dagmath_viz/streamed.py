@@ -190,9 +190,9 @@ def streamed_parts(
     awaiting verdicts are small: no steps) is dropped once its lines are columns.
     ``found``: the folder's discovery, when the caller made it (it is not walked again).
 
-    ``partial(frame, files_done, files_total)`` is called after the first file, then at
-    least every ``partial_every`` seconds (default :data:`PARTIAL_EVERY`), at most every
-    half of the time scored so far (``0``: after every file),
+    ``partial(frame, files_done, files_total)`` is called after ``partial_every`` seconds
+    (default :data:`PARTIAL_EVERY`), then every ``partial_every`` seconds or half the time
+    scored so far, whichever is longer (``0``: after every file),
     while the folder is scored, with the records of the files scored so far (those whose
     answers are all checked; in the order they were scored, not file order). Files are
     then scored one folder after another in turn, so the frame holds every model and data
@@ -221,9 +221,9 @@ def streamed_parts(
 
 class _SoFar:
     """``on_file`` for :func:`score_paths`: the lines of the files scored so far, handed to
-    ``partial`` as one frame after the first file, then after gaps of ``every`` seconds or
-    half the time since the start, whichever is longer. A file with an answer still
-    being checked waits for its verdict."""
+    ``partial`` as one frame after ``every`` seconds, then after gaps of ``every`` seconds
+    or half the time since the start, whichever is longer (``0``: after every file). A
+    file with an answer still being checked waits for its verdict."""
 
     def __init__(
         self, partial: Partial, every: float, progress: Callable[[int, int], None] | None
@@ -233,7 +233,7 @@ class _SoFar:
         self.waiting: list[FileScore] = []
         self.done = self.total = 0
         self.start = time.monotonic()
-        self.next_at: float | None = None  # None: after the first file
+        self.next_at = self.start + every
 
     def progress(self, done: int, total: int) -> None:
         """``score_paths``' progress (called before ``on_file``): the total, passed on."""
@@ -244,7 +244,7 @@ class _SoFar:
     def __call__(self, score: FileScore, verdicts: dict) -> None:
         self.done += 1
         self.waiting.append(score)
-        if self.next_at is None or time.monotonic() >= self.next_at:
+        if time.monotonic() >= self.next_at:
             self.flush(verdicts)
             now = time.monotonic()
             gap = max(self.every, (now - self.start) / 2) if self.every > 0 else 0.0

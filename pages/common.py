@@ -60,24 +60,24 @@ def corpus_for(
     """One loaded corpus per data source, shared read-only by every session.
 
     A large raw folder is scored by the streaming pool and keeps no steps (see
-    ``load_corpus``); ``progress(done, total)`` (files) drives the sidebar's bar while the
-    first session loads it (later ones wait for that load, then share it). Verdicts are
-    shared with ``dagmath score``'s cache on disk (``keep_verdicts``). ``partial(corpus,
-    done, total)`` sees what is scored so far, on the streamed path (:func:`results_so_far`).
+    ``load_corpus``). The load runs in a thread of its own (:class:`_Load`): a click
+    while a big folder is scored reruns the script, which used to stop the load and start
+    it again from nothing; now the new run finds it under way and waits for it. While it
+    waits, ``progress(done, total)`` (files) drives the sidebar's bar and ``partial(frame,
+    done, total)`` sees what is scored so far (:func:`results_so_far`), in every session
+    waiting for it. Verdicts are shared with ``dagmath score``'s cache on disk
+    (``keep_verdicts``).
     """
-    slot = _corpus_slot(source_id, paths, answers, label)
-    return slot.get(
-        lambda: _frozen(
+    load = _corpus_slot(source_id, paths, answers, label)
+    load.start(
+        lambda show, so_far: _frozen(
             load_corpus(
-                list(paths),
-                answers=answers,
-                label=label,
-                progress=progress,
-                keep_verdicts=True,
-                partial=partial,
-            )  # fmt: skip
+                list(paths), answers=answers, label=label, progress=show,
+                keep_verdicts=True, partial=so_far,
+            )
         )
-    )
+    )  # fmt: skip
+    return load.wait(progress, partial)
 
 
 def _frozen(corpus: Corpus) -> Corpus:
@@ -117,9 +117,86 @@ class _Once:
             return self._value
 
 
+class _Load:
+    """A corpus loaded once, in a thread of its own, for every session that asks.
+
+    The thread never draws (it has no script context); it leaves the files scored and the
+    latest frame of what is scored so far here, and :meth:`wait`, in a script run, draws
+    them until the load is done. A script run stopped meanwhile (a click, a closed tab)
+    leaves the load running. A failed load is tried again by the next :meth:`start`.
+    """
+
+    #: Seconds between two looks at the load from a waiting script run.
+    POLL = 0.2
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._progress: tuple[int, int] | None = None
+        self._so_far: tuple[pd.DataFrame, int, int] | None = None
+        self._started = 0.0
+
+    def start(self, compute: Callable[[Callable, Callable], Any]) -> None:
+        """Start ``compute(progress, partial)`` unless it is running or has succeeded."""
+        with self._lock:
+            if self._thread is not None and not (self._done.is_set() and self._error):
+                return
+            self._done.clear()
+            self._error = self._progress = self._so_far = None
+            self._started = time.monotonic()
+            self._thread = threading.Thread(
+                target=self._run, args=(compute,), name="dagmath-load", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self, compute: Callable[[Callable, Callable], Any]) -> None:
+        try:
+            self._value = compute(self._note_progress, self._note_so_far)
+        except BaseException as exc:  # raised again in every waiting script run
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def _note_progress(self, done: int, total: int) -> None:
+        self._progress = (done, total)
+
+    def _note_so_far(self, frame: pd.DataFrame, done: int, total: int) -> None:
+        self._so_far = (frame, done, total)
+
+    def wait(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        partial: Callable[[pd.DataFrame, int, int], None] | None = None,
+    ) -> Any:
+        """The loaded value, drawing the load's progress meanwhile, and its results so far
+        once it has run :data:`SO_FAR_AFTER` seconds (a quick load never flashes them);
+        raises what the load raised."""
+        shown_progress = shown_so_far = None
+        while True:
+            done = self._done.wait(self.POLL)
+            now = self._progress
+            if progress and now is not None and now != shown_progress:
+                progress(*now)
+                shown_progress = now
+            so_far = self._so_far
+            if time.monotonic() - self._started < SO_FAR_AFTER:
+                so_far = None
+            if partial and not done and so_far is not None and so_far is not shown_so_far:
+                partial(*so_far)
+                shown_so_far = so_far
+            if done:
+                break
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _corpus_slot(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> _Once:
-    return _Once()
+def _corpus_slot(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> _Load:
+    return _Load()
 
 
 def progress_bar(what: str) -> tuple[Callable[[int, int], None], Any]:
@@ -134,20 +211,18 @@ def progress_bar(what: str) -> tuple[Callable[[int, int], None], Any]:
     return show, slot
 
 
-#: Seconds a load runs before the page shows the results scored so far: a folder that
-#: scores quicker than this opens without them flashing by.
+#: Seconds a load runs before the page shows the results scored so far (:class:`_Load`):
+#: a folder that scores quicker than this opens without them flashing by.
 SO_FAR_AFTER = 2.0
 
 
 def results_so_far(label: str, slot: Any) -> Callable[[pd.DataFrame, int, int], None]:
     """A ``partial(frame, done, total)`` for :func:`load_corpus` drawing into ``slot`` (an
-    ``st.empty()``; empty it when the load is done), from :data:`SO_FAR_AFTER` seconds into
-    the load, the leaderboard of what is scored so far (point estimates: the intervals
-    come with the Overview)."""
-    start = time.monotonic()
+    ``st.empty()``; empty it when the load is done) the leaderboard of what is scored so
+    far (point estimates: the intervals come with the Overview)."""
 
     def show(so_far: pd.DataFrame, done: int, total: int) -> None:
-        if so_far.empty or time.monotonic() - start < SO_FAR_AFTER:
+        if so_far.empty:
             return
         board = tables.leaderboard(so_far, n_boot=0)
         shown = tables.leaderboard_display(board)

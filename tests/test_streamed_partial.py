@@ -74,6 +74,7 @@ def test_partial_frames_grow_and_sample_every_model_early(monkeypatch, answer_ch
 
 def test_the_frame_does_not_depend_on_partial(monkeypatch, answer_checker):
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
+    monkeypatch.setattr(streamed, "PARTIAL_EVERY", 0.0)  # the sample scores in under 2 s
     plain = load_corpus([SAMPLE], stream_bytes=0, checker=answer_checker)
     seen = []
     watched = load_corpus(

@@ -163,40 +163,27 @@ def _so_far_script() -> None:
     )
 
 
-def test_results_so_far_show_the_first_files_scores(monkeypatch, raw_run):
-    """After the first file (model-a's: the perfect, imperfect and wrong walks of the one
-    problem) the leaderboard so far is model-a's alone: PASS@1 2/3 (the wrong walk answers
-    0, not 300), R̂ 1/3 (only the perfect walk is closed and correct), no intervals."""
+def test_results_so_far_show_the_files_scored(monkeypatch, raw_run):
+    """A frame after each file, drawn over the last: after both, model-a (the perfect,
+    imperfect and wrong walks of the one problem) has PASS@1 2/3 (the wrong walk answers
+    0, not 300) and R̂ 1/3 (only the perfect walk is closed and correct); model-b (the
+    perfect walk twice) 100% and 100%; no intervals."""
     from streamlit.testing.v1 import AppTest
 
     from dagmath_viz import streamed
-    from pages import common
 
-    monkeypatch.setattr(common, "SO_FAR_AFTER", 0.0)
-    monkeypatch.setattr(streamed, "PARTIAL_EVERY", 1e9)  # only the first file's frame
+    monkeypatch.setattr(streamed, "PARTIAL_EVERY", 0.0)
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
     monkeypatch.setenv("SO_FAR_RUN", str(raw_run))
     at = AppTest.from_function(_so_far_script, default_timeout=60)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert [h.value for h in at.subheader] == ["Results so far"]
-    assert "1 of 2 files, 3 trajectories so far" in at.caption[0].value
-    board = at.dataframe[0].value
-    assert board[["model", "trajectories"]].values.tolist() == [["model-a", 3]]
-    assert board["PASS@1"].tolist() == ["66.7%"]
-    assert board["R̂"].tolist() == ["33.3%"]
-
-
-def test_results_so_far_wait_for_a_slow_load(monkeypatch, raw_run):
-    """Before ``SO_FAR_AFTER`` seconds nothing is drawn: a quick load never flashes them."""
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
-    monkeypatch.setenv("SO_FAR_RUN", str(raw_run))
-    at = AppTest.from_function(_so_far_script, default_timeout=60)
-    at.run()
-    assert not at.exception
-    assert not at.subheader and not at.dataframe
+    assert "2 of 2 files, 5 trajectories so far" in at.caption[0].value
+    board = at.dataframe[0].value.sort_values("model")
+    assert board[["model", "trajectories"]].values.tolist() == [["model-a", 3], ["model-b", 2]]
+    assert board["PASS@1"].tolist() == ["66.7%", "100.0%"]
+    assert board["R̂"].tolist() == ["33.3%", "100.0%"]
 
 
 def test_the_app_leaves_no_results_so_far_once_loaded(monkeypatch, raw_run):
