@@ -8,9 +8,10 @@ finished (``run._open_overview``, the wait ``bench_app`` uses), then once more a
 second visitor, then opens the first chart the page folds (``open_chart_s``: click to
 drawn; None when it folds none), and reads the server's resident and peak resident
 memory (``VmRSS``, ``VmHWM``) and CPU seconds from ``/proc``. Each server gets
-``DAGMATH_FRAME_CACHE_DIR`` (default ``/tmp/overview-cold-frames``): a tree with the
-columnar cache (and the derived-value cache beside it) fills it on its first server and
-reads it on the others; a tree without it ignores it. Prints one JSON line; the load
+``DAGMATH_FRAME_CACHE_DIR`` (``--frame-cache``/NAME, default
+``/tmp/overview-cold-frames/NAME``): a tree with the columnar cache (and the derived-value
+cache beside it) fills it on its first server and reads it on the others; a tree without
+it ignores it. Prints one JSON line; the load
 average is in it.
 """
 
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(args.servers):
                 for name, tree in trees.items():
                     log = logs / f"{name}-{i}.log"
-                    run = one_server(browser, tree, args.scored, args.frame_cache, log)
+                    frames = args.frame_cache / name  # two trees' caches never evict each other
+                    run = one_server(browser, tree, args.scored, frames, log)
                     run["load"] = round(os.getloadavg()[0], 2)
                     result["runs"].setdefault(name, []).append(run)
                     print(name, i, orjson.dumps(run).decode(), file=sys.stderr, flush=True)
