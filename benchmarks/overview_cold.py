@@ -3,13 +3,16 @@
 ``python benchmarks/overview_cold.py SCORED.jsonl --tree before=DIR --tree after=DIR
 [--servers N] [--frame-cache DIR]`` starts ``streamlit run app.py -- --data SCORED.jsonl``
 from each tree in turn (round robin, N rounds), opens the Overview in Chromium until the
-leaderboard, Table 1, the class counts and both charts are drawn and the script has
+leaderboard, Table 1, the class counts and every chart shown are drawn and the script has
 finished (``run._open_overview``, the wait ``bench_app`` uses), then once more as a
-second visitor, and reads the server's resident and peak resident memory (``VmRSS``,
-``VmHWM``) and CPU seconds from ``/proc``. Each server gets ``DAGMATH_FRAME_CACHE_DIR``
-(default ``/tmp/overview-cold-frames``): a tree with the columnar cache fills it on its
-first server (reported as ``first``) and reads it on the others; a tree without it
-ignores it. Prints one JSON line; the load average is in it.
+second visitor, then opens the first chart the page folds (``open_chart_s``: click to
+drawn; None when it folds none), and reads the server's resident and peak resident
+memory (``VmRSS``, ``VmHWM``) and CPU seconds from ``/proc``. Each server gets
+``DAGMATH_FRAME_CACHE_DIR`` (``--frame-cache``/NAME, default
+``/tmp/overview-cold-frames/NAME``): a tree with the columnar cache (and the derived-value
+cache beside it) fills it on its first server and reads it on the others; a tree without
+it ignores it. Prints one JSON line; the load
+average is in it.
 """
 
 from __future__ import annotations
@@ -96,10 +99,26 @@ def one_server(browser, tree: Path, scored: Path, frame_cache: Path, log: Path) 
         out["after_cold"] = proc_stats(server.proc.pid)
         out["warm_s"] = round(_open_overview(page, server.url, wait_for_app)[1], 2)
         out["after_warm"] = proc_stats(server.proc.pid)
+        out["open_chart_s"] = open_folded_chart(page, wait_for_app)
         context.close()
     finally:
         server.stop()
     return out
+
+
+def open_folded_chart(page, wait_for_app) -> float | None:
+    """Seconds from a click on the first folded chart (an expander "Chart: …") until its
+    chart is drawn and the script has finished; None when the page folds no chart."""
+    folded = page.locator("[data-testid=stExpander] summary", has_text="Chart:")
+    if not folded.count():
+        return None
+    drawn = "[...document.querySelectorAll('[data-testid=stPlotlyChart] .main-svg')].length"
+    before = page.evaluate(f"() => {drawn}")
+    start = time.perf_counter()
+    folded.first.click()
+    page.wait_for_function(f"(n) => {drawn} > n", arg=before)
+    wait_for_app(page, 180_000)
+    return round(time.perf_counter() - start, 2)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(args.servers):
                 for name, tree in trees.items():
                     log = logs / f"{name}-{i}.log"
-                    run = one_server(browser, tree, args.scored, args.frame_cache, log)
+                    frames = args.frame_cache / name  # two trees' caches never evict each other
+                    run = one_server(browser, tree, args.scored, frames, log)
                     run["load"] = round(os.getloadavg()[0], 2)
                     result["runs"].setdefault(name, []).append(run)
                     print(name, i, orjson.dumps(run).decode(), file=sys.stderr, flush=True)

@@ -399,10 +399,18 @@ def _open_overview(page, url: str, wait_for_app) -> tuple[float, float]:
     )
     page.wait_for_function(f"() => {visible_tables} >= 1")
     leaderboard = time.perf_counter() - start
-    # leaderboard, Table 1, class counts; the AUC and class-count charts
+    # leaderboard, spread, Table 1, class counts; every chart in the page drawn (Plotly's
+    # SVG in it): all four, or the spread chart and the three below it as folded
+    # expanders, each drawn once opened (pages/overview.py ``chart_on_demand``)
+    charts = "[...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
+    folded = (
+        "[...document.querySelectorAll('[data-testid=stExpander]')]"
+        ".filter(e => e.innerText.includes('Chart:')).length"
+    )
     page.wait_for_function(
-        f"() => {visible_tables} >= 3"
-        " && document.querySelectorAll('[data-testid=stPlotlyChart]').length >= 2"
+        f"() => {visible_tables} >= 3 && {charts}.length >= 1"
+        f" && {charts}.every(c => c.querySelector('.main-svg') !== null)"
+        f" && {charts}.length + {folded} >= 4"
     )
     wait_for_app(page, 180_000)
     return leaderboard, time.perf_counter() - start

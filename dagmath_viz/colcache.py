@@ -38,7 +38,9 @@ import pandas as pd
 
 from dagmath_viz.uploads import is_uploaded
 
-__all__ = ["VERSION", "cache_dir", "cache_file", "read", "read_run", "write", "write_run"]
+__all__ = [
+    "VERSION", "cache_dir", "cache_file", "file_key", "read", "read_run", "write", "write_run",
+]  # fmt: skip
 
 #: Bump when the frame :func:`dagmath_viz.corpus.scored_jsonl_frames` builds changes.
 VERSION = 1
@@ -190,6 +192,13 @@ def cache_file(source: str | Path, folder: Path, key: str | None = None) -> Path
     """Where the copy of ``source`` (as it is now, or with ``key``) lives in ``folder``."""
     key = key if key is not None else _key(Path(source))
     return folder / f"{_digest(_resolved(Path(source)))}-{_digest(key)}.parquet"
+
+
+def file_key(source: str | Path) -> str:
+    """The key a copy of ``source``, as it is now, is kept under (what must match; raises
+    OSError when the file cannot be read). Other caches of the same file's derived values
+    build on it (:mod:`dagmath_viz.viewcache`)."""
+    return _key(Path(source))
 
 
 def _key(source: Path, stat: os.stat_result | None = None) -> str:

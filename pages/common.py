@@ -457,12 +457,41 @@ _DERIVED: set[tuple[str, str]] = set()
 _DERIVED_LOCK = threading.Lock()
 
 
-def derived(name: str, fn: Callable[[], Any]) -> Any:
-    """``fn()`` cached for the current data source under ``name``."""
+def derived(name: str, fn: Callable[[], Any], persist: bool = False) -> Any:
+    """``fn()`` cached for the current data source under ``name``.
+
+    ``persist``: also kept on disk between server starts (a frame or a figure that
+    depends only on the data source's frame; :mod:`dagmath_viz.viewcache`, which keeps
+    only what one scored JSONL file with a columnar copy gives).
+    """
     source_id = st.session_state.get("source_id", "")
     with _DERIVED_LOCK:
         _DERIVED.add((source_id, name))
+    if persist:
+        fn = _persisted(name, fn, tuple(st.session_state.get("source_paths", ())))
     return cached_derived(source_id, name, fn)
+
+
+def _persisted(name: str, fn: Callable[[], Any], paths: tuple[str, ...]) -> Callable[[], Any]:
+    """``fn``, read from the derived-value cache when a fresh server has it there."""
+
+    def compute() -> Any:
+        import dagmath_viz
+        from dagmath_viz import viewcache
+
+        library = Path(dagmath_viz.__file__).parent
+        code = viewcache.code_version(str(library), str(ROOT / "pages"))
+        where = viewcache.source_key(paths, command_line().answers, code)
+        if where is None:
+            return fn()
+        kept = viewcache.read(where[0], name)
+        if kept is not None:
+            return kept
+        value = fn()
+        viewcache.write(where[0], name, value)
+        return value
+
+    return compute
 
 
 def derived_with_progress(

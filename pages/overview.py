@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
 from dagmath_viz import figures, metrics, paper_figures, tables
 from dagmath_viz.bundled import bundled_notice
 from pages import common
+
+
+def chart_on_demand(label: str, key: str, figure: Callable[[], Any]) -> None:
+    """A chart below the fold in a folded expander, built and drawn once it is opened.
+
+    Chromium takes ~0.3 s of a core to draw each Plotly chart, so the three below the
+    first screen were a third of a fresh Overview's time (benchmarks/README.md, issue 17);
+    their numbers stay one click away, and each keeps its CSV download beside it.
+    """
+    box = st.expander(label, icon=":material/show_chart:", key=key, on_change="rerun")
+    if box.open:
+        with box:
+            st.plotly_chart(figure(), width="stretch")
+
 
 corpus = common.corpus()
 df = corpus.scored
@@ -22,7 +39,7 @@ if df.empty:
     st.info("Nothing loaded yet.")
     st.stop()
 
-board = common.derived("leaderboard", lambda: tables.leaderboard(df, n_boot=1000))
+board = common.derived("leaderboard", lambda: tables.leaderboard(df, n_boot=1000), persist=True)
 st.subheader("Leaderboard")
 if board["small_sample"].any():
     few = board.loc[board["small_sample"], ["model", "dataset"]].astype(str)
@@ -60,9 +77,11 @@ st.caption(
 )
 # Figures are cached like the tables (one per data source, never changed by a visit):
 # building one with Plotly costs more than the table behind it.
-spread_fig = common.derived("spread_figure", lambda: paper_figures.spread_figure(board))
+spread_fig = common.derived(
+    "spread_figure", lambda: paper_figures.spread_figure(board), persist=True
+)
 st.plotly_chart(spread_fig, width="stretch")
-spread = common.derived("model_spread", lambda: tables.model_spread(df, board=board))
+spread = common.derived("model_spread", lambda: tables.model_spread(df, board=board), persist=True)
 shown = spread.copy()
 for col in shown.columns:
     if col.endswith(("_mean", "_std")):
@@ -75,36 +94,51 @@ st.dataframe(shown.rename(columns=labels), hide_index=True, width="stretch")
 common.download(spread, "model_spread.csv", "Download the spread (CSV, fractions)")
 
 st.subheader("By difficulty group")
-by_diff = common.derived("by_difficulty", lambda: tables.by_difficulty(df))
+by_diff = common.derived("by_difficulty", lambda: tables.by_difficulty(df), persist=True)
 if by_diff.empty:
     st.info("No difficulty is known for these data.")
 else:
     colours = common.model_colours()
-    diff_fig = common.derived(
-        "difficulty_figure", lambda: paper_figures.difficulty_figure(by_diff, colours)
+    chart_on_demand(
+        "Chart: PASS@1, R̂ and AUC by difficulty group, one line per model",
+        "ov_difficulty_chart",
+        lambda: common.derived(
+            "difficulty_figure",
+            lambda: paper_figures.difficulty_figure(by_diff, colours),
+            persist=True,
+        ),
     )
-    st.plotly_chart(diff_fig, width="stretch")
     common.download(by_diff, "by_difficulty.csv", "Download by difficulty group (CSV)")
 
 st.subheader("AUC curves")
-curve = common.derived("auc_curve", lambda: metrics.auc_curve(df))
+curve = common.derived("auc_curve", lambda: metrics.auc_curve(df), persist=True)
 if curve.empty:
     st.info("No trajectory has a reference answer, so there is no AUC curve.")
 else:
     colours = common.model_colours()
-    auc_fig = common.derived("auc_figure", lambda: figures.auc_figure(curve, colours=colours))
-    st.plotly_chart(auc_fig, width="stretch")
+    chart_on_demand(
+        "Chart: A(τ) against τ, one curve per model",
+        "ov_auc_chart",
+        lambda: common.derived(
+            "auc_figure", lambda: figures.auc_figure(curve, colours=colours), persist=True
+        ),
+    )
     common.download(curve, "auc_curves.csv", "Download the AUC curves (CSV)")
 
 st.subheader("Graph statistics by cohort (the paper's Table 1)")
-t1 = common.derived("table1", lambda: tables.table1(df))
+t1 = common.derived("table1", lambda: tables.table1(df), persist=True)
 st.dataframe(tables.table1_display(t1), hide_index=True, width="stretch")
 common.download(t1, "table1.csv", "Download Table 1 (CSV)")
 
 st.subheader("Trajectories by class")
-counts = common.derived("class_counts", lambda: tables.class_counts_table(df))
-counts_fig = common.derived("class_counts_figure", lambda: figures.class_counts_figure(counts))
-st.plotly_chart(counts_fig, width="stretch")
+counts = common.derived("class_counts", lambda: tables.class_counts_table(df), persist=True)
+chart_on_demand(
+    "Chart: trajectories by class, one bar per model and data set",
+    "ov_counts_chart",
+    lambda: common.derived(
+        "class_counts_figure", lambda: figures.class_counts_figure(counts), persist=True
+    ),
+)
 cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
 picked = st.dataframe(
     counts, hide_index=True, width="stretch",

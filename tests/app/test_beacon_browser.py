@@ -68,6 +68,14 @@ def test_no_page_requests_anything_outside_localhost(
     for name in PAGES:
         app_page.goto(f"{url}/{name}")
         wait_for_app(app_page)
+        # open the charts a page folds (the Overview's below its first screen), one by one
+        for _ in range(app_page.locator("[data-testid=stExpander] summary").count()):
+            folded = app_page.locator("[data-testid=stExpander] summary", has_text="Chart:")
+            closed = [s for s in folded.all() if not s.evaluate("e => e.closest('details').open")]
+            if not closed:
+                break
+            closed[0].click()
+            wait_for_app(app_page)
         app_page.wait_for_timeout(1500)  # charts draw after the script finishes
         # hover every chart so that hover labels (which render markup too) are drawn
         for chart in app_page.locator(".js-plotly-plot .nsewdrag").all():
