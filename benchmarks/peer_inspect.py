@@ -27,7 +27,7 @@ most 1 GB of server memory. For each size this:
    - **ours, raw folder** (``streamlit run app.py -- --data RAW``) and **ours, scored JSONL**
      (``-- --data scored.jsonl``): server start → Overview drawn and idle, waited for by
      ``benchmarks/run.py``'s own ``_open_overview`` (the leaderboard, Table 1 and the class
-     counts drawn, both charts, the script finished, no skeleton left);
+     counts drawn, every chart shown, the script finished, no skeleton left);
 3. records each server's peak memory: the sum of ``VmHWM`` (peak resident set) of the
    server and every process it started, read from ``/proc`` every 0.1 s while it runs (a
    sum of per-process peaks, so an upper bound of the tree's peak at any one instant) and
