@@ -21,6 +21,11 @@ parsing, hands its frame to :func:`write`.
   held, so the column is stored as one JSON document (cut into a binary column, a piece
   a row) and parsed back in one call, and :func:`write` refuses a frame whose object
   values would not come back the same (a NaN, a tuple).
+- **Bounded**: the copies in a folder (with the derived values
+  :mod:`dagmath_viz.viewcache` keeps beside them) take at most :func:`max_bytes`
+  together, 2 GiB unless ``$DAGMATH_FRAME_CACHE_MAX_MB`` says otherwise; past it, the
+  copies least recently written or read go first (a read touches its copy). The copy
+  just written always stays.
 - **Harmless**: a cache that cannot be written (read-only home, full disk) or read
   (corrupt, another version) is no cache: the file is parsed as before, never an error.
 """
@@ -39,11 +44,16 @@ import pandas as pd
 from dagmath_viz.uploads import is_uploaded
 
 __all__ = [
-    "VERSION", "cache_dir", "cache_file", "file_key", "read", "read_run", "write", "write_run",
+    "MAX_BYTES", "VERSION", "cache_dir", "cache_file", "file_key", "max_bytes", "read",
+    "read_run", "write", "write_run",
 ]  # fmt: skip
 
 #: Bump when the frame :func:`dagmath_viz.corpus.scored_jsonl_frames` builds changes.
 VERSION = 1
+#: Bytes the copies of one folder may take together (:func:`max_bytes`).
+MAX_BYTES = 2 * 2**30
+#: Environment variable overriding :data:`MAX_BYTES`, in MiB.
+MAX_MB_ENV = "DAGMATH_FRAME_CACHE_MAX_MB"
 #: Bytes hashed at each end of the source file (on top of its size and times).
 _EDGE_BYTES = 1 << 16
 #: Column dtypes stored as they are; any other dtype (categories, dates) is not cached.
@@ -66,6 +76,15 @@ def cache_dir() -> Path | None:
     return default_cache_file().parent / "frames"
 
 
+def max_bytes() -> int:
+    """The cap on a folder's copies: ``$DAGMATH_FRAME_CACHE_MAX_MB`` MiB when it is a
+    whole number (0 keeps only the latest copy), else :data:`MAX_BYTES`."""
+    raw = os.environ.get(MAX_MB_ENV, "").strip()
+    if raw.isdigit():
+        return int(raw) * 2**20
+    return MAX_BYTES
+
+
 def _turned_off() -> bool:
     return os.environ.get("DAGMATH_FRAME_CACHE", "").strip().lower() in _OFF
 
@@ -80,7 +99,10 @@ def read(source: str | Path, folder: Path | None = None) -> pd.DataFrame | None:
         path = cache_file(source, folder, key)
         if not path.is_file():
             return None
-        return _load(path, key)
+        frame = _load(path, key)
+        if frame is not None:
+            _touch(path)
+        return frame
     except Exception:  # a corrupt or foreign file, or a source gone: parse it instead
         return None
 
@@ -111,6 +133,7 @@ def write(
         target = cache_file(source, folder, key)
         _store(table, target)
         _prune(target)
+        _trim(target)
         return target
     except Exception:  # read-only home, full disk, a type pyarrow refuses: no cache
         return None
@@ -152,7 +175,10 @@ def read_run(
         if not path.is_file():
             return None
         loaded = _load(path, key)
-        return None if loaded is None else (loaded, _extra(path))
+        if loaded is None:
+            return None
+        _touch(path)
+        return loaded, _extra(path)
     except Exception:  # a corrupt or foreign file: score again
         return None
 
@@ -172,6 +198,7 @@ def write_run(
         target = _run_file(identity, key, folder)
         _store(table, target)
         _prune(target)
+        _trim(target)
         return target
     except Exception:  # read-only home, full disk: no cache
         return None
@@ -356,3 +383,59 @@ def _prune(keep: Path) -> None:
                 other.unlink()
             except OSError:
                 pass
+
+
+def _touch(path: Path) -> None:
+    """Mark a copy as just used (its modification time orders :func:`_trim`)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _trim(keep: Path) -> None:
+    """Remove the least recently used copies of ``keep``'s folder (and their derived
+    values) until the folder's copies fit in :func:`max_bytes`; ``keep`` stays. Derived
+    values whose copy is gone go too."""
+    import shutil
+
+    folder, cap = keep.parent, max_bytes()
+    derived = folder / "derived"
+    copies = []
+    for path in folder.glob("*.parquet"):
+        try:
+            stamp = path.stat()
+        except OSError:
+            continue
+        copies.append((stamp.st_mtime_ns, path, stamp.st_size + _tree_bytes(derived / path.stem)))
+    total = sum(size for _, _, size in copies)
+    for _, path, size in sorted(copies, key=lambda c: c[0]):  # the least recently used first
+        if total <= cap:
+            break
+        if path == keep:
+            continue
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        shutil.rmtree(derived / path.stem, ignore_errors=True)
+        total -= size
+    if derived.is_dir():
+        kept = {p.stem for p in folder.glob("*.parquet")}
+        for orphan in derived.iterdir():
+            if orphan.is_dir() and orphan.name not in kept:
+                shutil.rmtree(orphan, ignore_errors=True)
+
+
+def _tree_bytes(folder: Path) -> int:
+    """Bytes of the files in ``folder`` (0 when there is none)."""
+    total = 0
+    try:
+        for f in folder.iterdir():
+            try:
+                total += f.stat().st_size
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return total

@@ -306,3 +306,52 @@ def test_score_leaves_no_copy_and_the_first_load_writes_one(tmp_path, monkeypatc
     first = load_corpus([out])
     assert len(_copies(caches / "frames")) == 1
     _same(_cached_only([out], monkeypatch), first.scored)
+
+
+def _copy_of(tmp_path: Path, name: str, frames: Path, mtime: int) -> Path:
+    """A written copy of a one-record file ``name``, dated ``mtime`` (seconds)."""
+    path = _write_jsonl(tmp_path / name, [_record("1")])
+    copy = colcache.write(path, _uncached_frame(path), path.stat(), frames)
+    assert copy is not None
+    os.utime(copy, (mtime, mtime))
+    return copy
+
+
+def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
+    tmp_path, frames, monkeypatch
+):
+    monkeypatch.setenv(colcache.MAX_MB_ENV, "1000")
+    a = _copy_of(tmp_path, "a.jsonl", frames, 1_000)
+    b = _copy_of(tmp_path, "b.jsonl", frames, 2_000)
+    derived_a = frames / "derived" / a.stem  # what viewcache keeps beside a copy
+    derived_a.mkdir(parents=True)
+    (derived_a / "leaderboard.parquet").write_bytes(b"x" * 10)
+    (frames / "derived" / "gone-copy").mkdir()  # derived values of no copy
+    size = a.stat().st_size
+    # room for two copies (and the 10 derived bytes): writing a third drops the oldest, a
+    monkeypatch.setenv(colcache.MAX_MB_ENV, "0")
+    monkeypatch.setattr(colcache, "max_bytes", lambda: 2 * size + 10)
+    c = _copy_of(tmp_path, "c.jsonl", frames, 3_000)
+    assert _copies(frames) == sorted([b, c])
+    assert not derived_a.exists()
+    assert not (frames / "derived" / "gone-copy").exists()
+    # reading b makes it the most recent: the next write drops c, not b
+    assert colcache.read(tmp_path / "b.jsonl", frames) is not None
+    d = _copy_of(tmp_path, "d.jsonl", frames, 10**10)
+    assert _copies(frames) == sorted([b, d])
+
+
+def test_the_copy_just_written_stays_even_over_the_cap(tmp_path, frames, monkeypatch):
+    monkeypatch.setenv(colcache.MAX_MB_ENV, "0")
+    _copy_of(tmp_path, "a.jsonl", frames, 1_000)
+    b = _copy_of(tmp_path, "b.jsonl", frames, 2_000)
+    assert _copies(frames) == [b]
+
+
+def test_the_cap_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv(colcache.MAX_MB_ENV, raising=False)
+    assert colcache.max_bytes() == 2 * 2**30
+    monkeypatch.setenv(colcache.MAX_MB_ENV, "512")
+    assert colcache.max_bytes() == 512 * 2**20
+    monkeypatch.setenv(colcache.MAX_MB_ENV, "lots")  # not a number: the default
+    assert colcache.max_bytes() == 2 * 2**30
