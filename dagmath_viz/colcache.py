@@ -396,19 +396,30 @@ def _touch(path: Path) -> None:
 def _trim(keep: Path) -> None:
     """Remove the least recently used copies of ``keep``'s folder (and their derived
     values) until the folder's copies fit in :func:`max_bytes`; ``keep`` stays. Derived
-    values whose copy is gone go too."""
+    values whose copy is gone go too.
+
+    A copy's name, and the names of its derived values' folders (``derived/``), start
+    with the digest of the source's path (one copy per source is kept, :func:`_prune`).
+    """
     import shutil
 
     folder, cap = keep.parent, max_bytes()
     derived = folder / "derived"
+    beside: dict[str, list[Path]] = {}  # a source's digest -> its derived folders
+    if derived.is_dir():
+        for d in derived.iterdir():
+            if d.is_dir():
+                beside.setdefault(_source_part(d), []).append(d)
     copies = []
     for path in folder.glob("*.parquet"):
         try:
             stamp = path.stat()
         except OSError:
             continue
-        copies.append((stamp.st_mtime_ns, path, stamp.st_size + _tree_bytes(derived / path.stem)))
+        size = stamp.st_size + sum(map(_tree_bytes, beside.get(_source_part(path), ())))
+        copies.append((stamp.st_mtime_ns, path, size))
     total = sum(size for _, _, size in copies)
+    gone = set(beside) - {_source_part(p) for _, p, _ in copies}
     for _, path, size in sorted(copies, key=lambda c: c[0]):  # the least recently used first
         if total <= cap:
             break
@@ -418,13 +429,16 @@ def _trim(keep: Path) -> None:
             path.unlink()
         except OSError:
             continue
-        shutil.rmtree(derived / path.stem, ignore_errors=True)
+        gone.add(_source_part(path))
         total -= size
-    if derived.is_dir():
-        kept = {p.stem for p in folder.glob("*.parquet")}
-        for orphan in derived.iterdir():
-            if orphan.is_dir() and orphan.name not in kept:
-                shutil.rmtree(orphan, ignore_errors=True)
+    for part in gone:
+        for d in beside.get(part, ()):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _source_part(path: Path) -> str:
+    """The digest of the source's path that starts a copy's or derived folder's name."""
+    return path.name.split("-", 1)[0]
 
 
 def _tree_bytes(folder: Path) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import colcache, corpus
+from dagmath_viz import colcache, corpus, viewcache
 from dagmath_viz.cli import main
 from dagmath_viz.corpus import load_corpus
 
@@ -323,10 +323,15 @@ def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
     monkeypatch.setenv(colcache.MAX_MB_ENV, "1000")
     a = _copy_of(tmp_path, "a.jsonl", frames, 1_000)
     b = _copy_of(tmp_path, "b.jsonl", frames, 2_000)
-    derived_a = frames / "derived" / a.stem  # what viewcache keeps beside a copy
+    # what viewcache keeps beside a copy: a folder named by the source's digest (as the
+    # copy is) and a key of its own
+    derived_a = viewcache.folder_of(tmp_path / "a.jsonl", "derived-key", frames)
+    assert derived_a.name.split("-")[0] == a.name.split("-")[0] != b.name.split("-")[0]
     derived_a.mkdir(parents=True)
     (derived_a / "leaderboard.parquet").write_bytes(b"x" * 10)
-    (frames / "derived" / "gone-copy").mkdir()  # derived values of no copy
+    derived_b = viewcache.folder_of(tmp_path / "b.jsonl", "derived-key", frames)
+    derived_b.mkdir()
+    (frames / "derived" / "0000-gone").mkdir()  # derived values of no copy
     size = a.stat().st_size
     # room for two copies (and the 10 derived bytes): writing a third drops the oldest, a
     monkeypatch.setenv(colcache.MAX_MB_ENV, "0")
@@ -334,7 +339,8 @@ def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
     c = _copy_of(tmp_path, "c.jsonl", frames, 3_000)
     assert _copies(frames) == sorted([b, c])
     assert not derived_a.exists()
-    assert not (frames / "derived" / "gone-copy").exists()
+    assert derived_b.is_dir()  # b's copy stays, and so do its derived values
+    assert not (frames / "derived" / "0000-gone").exists()
     # reading b makes it the most recent: the next write drops c, not b
     assert colcache.read(tmp_path / "b.jsonl", frames) is not None
     d = _copy_of(tmp_path, "d.jsonl", frames, 10**10)
