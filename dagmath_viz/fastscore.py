@@ -160,11 +160,12 @@ if msgspec is not None:
     _Scalar = str | int | float | bool | None
 
     class _Step(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-        """A step of the clean shape (a missing field reads as null, as loading reads it)."""
+        """A step of the clean shape (a missing field reads as loading reads it: null, and
+        a missing text as ""; a null text refuses the file, so texts need no check)."""
 
         step_id: int
         direct_dependent_steps: list[int] | None = None
-        text: str | None = None
+        text: str = ""
         thinking: str | None = None
 
     class _Record(msgspec.Struct, forbid_unknown_fields=True, gc=False):
@@ -229,7 +230,6 @@ if msgspec is not None:
     )
     _SID = attrgetter("step_id")
     _PARENTS = attrgetter("direct_dependent_steps")
-    _TEXT = attrgetter("text")
 else:  # pragma: no cover - msgspec is a dependency; without it every file is parsed by orjson
     _DECODER = None
 
@@ -259,12 +259,27 @@ def _measure_typed(steps: list) -> CleanMeasures | None:
         return None
     ids = tuple(map(_SID, steps))
     raws = list(map(_PARENTS, steps))
-    texts = list(map(_TEXT, steps))
     if min(ids) < _INT_MIN or max(ids) > _INT_MAX:
         return None  # orjson reads these as floats (a clean step's parents are its ids)
     listed = list(filter(None, raws))
     flat = list(chain.from_iterable(listed))
-    return _measure(ids, raws, texts, None in texts, listed, flat)
+    return _measure(ids, raws, _Texts(steps), False, listed, flat)
+
+
+class _Texts:
+    """The texts of typed steps, read only where asked: the answer is most often in the
+    final step (``read_answer`` reads from the end)."""
+
+    __slots__ = ("_steps",)
+
+    def __init__(self, steps: list) -> None:
+        self._steps = steps
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __getitem__(self, position: int) -> str:
+        return self._steps[position].text
 
 
 def _filled_in(traj: Trajectory) -> tuple[str | None, float | None]:
