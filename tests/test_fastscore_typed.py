@@ -277,3 +277,35 @@ def test_both_parsers_read_every_number_alike() -> None:
             continue
         got = decoder.decode(text)
         assert (type(got), repr(got)) == (type(expected), repr(expected)), text
+
+
+def _random_record(rng: random.Random, sid: int) -> dict:
+    """Steps numbered 1..n with random parents: mostly earlier steps, some listed twice,
+    now and then a parent that is missing, the step itself or a later one."""
+    n = rng.randint(1, 30)
+    steps = []
+    for i in range(1, n + 1):
+        k = rng.choice([0, 1, 1, 2, 3])
+        parents = [rng.randint(1, i - 1) for _ in range(k)] if i > 1 else []
+        if rng.random() < 0.02:
+            parents.append(rng.choice([0, i, i + 1, n + 5, -1]))
+        text = rf"\boxed{{{rng.randint(1, 3)}}}" if rng.random() < 0.3 else f"step {i}"
+        steps.append({"step_id": i, "direct_dependent_steps": parents or None, "text": text})
+    if rng.random() < 0.05:
+        steps[-1]["text"] = " "
+    return {"problem_id": 1, "sample_id": sid, "steps": steps}
+
+
+def test_random_numbered_steps_measure_as_the_reference_path(answer_checker, tmp_path):
+    # the one-pass measuring of steps numbered 1..n against loading + validation + scoring
+    rng = random.Random(11)
+    folder = tmp_path / "run" / "m" / "d"
+    folder.mkdir(parents=True)
+    records = [_random_record(rng, sid) for sid in range(300)]
+    data = orjson.dumps(records)
+    (folder / "problem_1_all_samples.json").write_bytes(data)
+    (tmp_path / "run" / "answers.json").write_text('{"1": "2"}')
+    typed = fastscore._typed_records(data)
+    measured = [fastscore._measure_typed(r.steps) for r in typed]
+    assert 0 < sum(m is None for m in measured) < len(measured) / 2  # both kinds are met
+    assert_same([tmp_path / "run"], answer_checker, workers=1)
