@@ -19,6 +19,8 @@ from pathlib import Path
 import msgspec  # a dependency (requirements.txt): no skipping when it is missing
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_fastscore import assert_same
 
 from dagmath_viz import fastscore, loading
@@ -309,3 +311,46 @@ def test_random_numbered_steps_measure_as_the_reference_path(answer_checker, tmp
     measured = [fastscore._measure_typed(r.steps) for r in typed]
     assert 0 < sum(m is None for m in measured) < len(measured) / 2  # both kinds are met
     assert_same([tmp_path / "run"], answer_checker, workers=1)
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()  # beyond 64 bits too: orjson reads those as floats, or refuses them
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_RECORD_NAMES = [*fastscore._RECORD_FIELDS, "steps", "temperature"]
+_STEP_NAMES = ["step_id", "direct_dependent_steps", "text", "thinking", "node", "edge", "tags"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    where=st.sampled_from(["record", "step"]),
+    name=st.sampled_from(_RECORD_NAMES + _STEP_NAMES),
+    value=_values,
+    ascii_only=st.booleans(),
+)
+def test_any_value_in_any_field_scores_as_the_reference_path(
+    answer_checker, tmp_path_factory, where, name, value, ascii_only
+):
+    # one field of a clean record (or of its second step) set to any JSON value: whatever
+    # the decoder makes of the file, dagmath score writes what the reference path writes
+    record = json.loads(CLEAN)
+    target = record if where == "record" else record["steps"][1]
+    target[name] = value
+    root = tmp_path_factory.mktemp("any")
+    folder = root / "m" / "d"
+    folder.mkdir(parents=True)
+    text = json.dumps([json.loads(CLEAN), record], ensure_ascii=ascii_only)
+    (folder / "problem_1_all_samples.json").write_text(text, encoding="utf-8")
+    assert_same([root], answer_checker, workers=1)
