@@ -4,7 +4,8 @@ Adding a sub-command: write a module with ``register(subparsers)`` that adds its
 with :func:`dagmath_viz.cli.common.add_command` (which adds ``-q``/``-v`` and shows defaults
 in ``--help``) and sets its handler with ``parser.set_defaults(func=handler)``, where
 ``handler(args) -> int`` returns an exit code from :mod:`dagmath_viz.cli.common`. Then add
-the module's name to :data:`COMMANDS`. A handler never catches errors to print them:
+the module's name to :data:`COMMANDS` and its commands' names to :data:`COMMAND_MODULES`
+(a test checks the two agree). A handler never catches errors to print them:
 it raises :class:`~dagmath_viz.schema.DagMathError` (``UsageError`` for clashing options,
 ``NothingLoadedError`` when the inputs hold nothing) or lets an ``OSError`` through, and
 :func:`main` turns each into one line on stderr and its exit code. A handler that accepts
@@ -28,7 +29,7 @@ from dagmath_viz import __version__
 from dagmath_viz.cli import common
 from dagmath_viz.schema import DagMathError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "COMMAND_MODULES", "build_parser", "main"]
 
 
 #: The modules that each ``register(subparsers)`` their sub-commands, in ``--help`` order.
@@ -42,11 +43,25 @@ COMMANDS = (
     "dagmath_viz.generation.cli",
 )
 
+#: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
+#: ...`` imports that module alone (start-up is part of every run's time); anything else
+#: (``dagmath --help``, a name that is not a command) builds the whole parser.
+COMMAND_MODULES = {
+    "score": "dagmath_viz.cli.score",
+    "report": "dagmath_viz.cli.report",
+    "simulate": "dagmath_viz.cli.simulate",
+    "app": "dagmath_viz.cli.app",
+    "gsm": "dagmath_viz.logic.cli",
+    "generate": "dagmath_viz.generation.cli",
+    "gold": "dagmath_viz.generation.cli",
+}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (never raises, never shows a traceback
     unless ``--verbose`` and the failure is a bug)."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMAND_MODULES else None)
     try:
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "pass_through", False):
@@ -83,8 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return common.EXIT_INTERNAL
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``dagmath`` parser with every registered sub-command."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``dagmath`` parser with every registered sub-command, or with only the one that
+    registers ``command`` (a name of :data:`COMMAND_MODULES`): ``dagmath COMMAND ...``
+    parses, runs and fails the same either way, its sub-command being the first word."""
     parser = argparse.ArgumentParser(
         prog="dagmath",
         description="Score, report and explore DAG-MATH reasoning trajectories.",
@@ -94,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dagmath {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if command is None else (COMMAND_MODULES[command],):
         importlib.import_module(name).register(sub)
     return parser
 
