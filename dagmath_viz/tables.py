@@ -12,6 +12,7 @@ from dagmath_viz.schema import CLASSES, COHORTS
 
 __all__ = [
     "CLOSENESS_BINS",
+    "MISSING",
     "REPORT_TABLES",
     "answers_before_final_step",
     "by_difficulty",
@@ -30,10 +31,15 @@ __all__ = [
 ]
 
 
+#: What a table shows for an unknown value (an empty cohort's mean), as the paper prints it;
+#: grids show it for missing values (``st.dataframe(placeholder=MISSING)``).
+MISSING = "–"
+
+
 def format_percent(value: float | None) -> str:
     """A rate as the paper prints it: percent with one decimal ("87.5%"); "–" if unknown."""
     if value is None or pd.isna(value):
-        return "–"
+        return MISSING
     return f"{100.0 * value:.1f}%"
 
 

@@ -127,7 +127,9 @@ else:
 
 st.subheader("Graph statistics by cohort (the paper's Table 1)")
 t1 = common.derived("table1", lambda: tables.table1(df), persist=True)
-st.dataframe(tables.table1_display(t1), hide_index=True, width="stretch")
+st.dataframe(  # an empty cohort's means are unknown: "–", not "None"
+    tables.table1_display(t1), hide_index=True, width="stretch", placeholder=tables.MISSING
+)
 common.download(t1, "table1.csv", "Download Table 1 (CSV)")
 
 st.subheader("Trajectories by class")

@@ -89,6 +89,20 @@ def test_overview_shows_pass_at_1_and_r_hat_per_model(bundled):
     assert len(spread["data"]) == 2 * board["dataset"].nunique()
 
 
+def test_overview_table1_shows_a_dash_for_an_empty_cohort(bundled):
+    """The bundled gsm-bfs run (26 trajectories) is all correct and none is perfect (each
+    has a dead end): its Incorrect and Perfect cohorts are empty, so their means are
+    unknown; the grid shows "–" for them, not "None"."""
+    at = bundled("pages/overview.py")
+    grid = next(f for f in at.dataframe if "#nodes" in f.value.columns)
+    assert grid.proto.placeholder == "–"
+    t1 = grid.value.set_index(["model", "cohort"])
+    assert t1.loc[("gsm-bfs", "Incorrect"), "n"] == 0
+    assert t1.loc[("gsm-bfs", "Perfect"), "n"] == 0
+    assert t1.loc[("gsm-bfs", "Incorrect"), ["#nodes", "density (%)"]].isna().all()
+    assert t1.loc[("gsm-bfs", "All"), "n"] == 26
+
+
 def test_distributions_show_closeness_and_shift(bundled):
     at = bundled("pages/distributions.py")
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
