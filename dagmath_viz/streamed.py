@@ -340,17 +340,28 @@ def read_back(
     Records whose source cannot be read are skipped. ``progress(done, total)`` counts
     records, every :data:`dagmath_viz.sources.PROGRESS_EVERY` and at the end.
     """
+    part = records[["model", "dataset", "problem_id", "sample_id", "source"]]
+    for _rec, traj in _each_read_back(part, reader, progress):
+        if traj is not None:
+            yield traj
+
+
+def _each_read_back(
+    part: pd.DataFrame, reader, progress: Callable[[int, int], None] | None
+) -> Iterator[tuple[tuple, Trajectory | None]]:
+    """Each record of ``part`` (with ``model``, ``dataset``, ``problem_id``, ``sample_id``
+    and ``source``) and its trajectory read back (None when it cannot be read), one at a
+    time; ``progress(done, total)`` every :data:`dagmath_viz.sources.PROGRESS_EVERY`
+    records and at the end."""
     from dagmath_viz.sources import PROGRESS_EVERY
 
-    part = records[["model", "dataset", "problem_id", "sample_id", "source"]]
     total = len(part)
     for done, rec in enumerate(part.itertuples(index=False)):
         if progress and done % PROGRESS_EVERY == 0:
             progress(done, total)
         key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
         traj, _why = reader.read(rec.source, key)
-        if traj is not None:
-            yield traj
+        yield rec, traj
     if progress:
         progress(total, total)
 
@@ -398,7 +409,7 @@ def dead_ends_read_back(
     :data:`dagmath_viz.sources.PROGRESS_EVERY` and at the end.
     """
     from dagmath_viz.deadends import COLUMNS, categorise_dead_ends
-    from dagmath_viz.sources import PROGRESS_EVERY, UNKNOWN
+    from dagmath_viz.sources import UNKNOWN
     from dagmath_viz.step_tags import dead_end_tag_counts
 
     part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
@@ -411,12 +422,7 @@ def dead_ends_read_back(
             if traj is not None:
                 counted += 1
                 yield traj
-        total = len(part)
-        for done, rec in enumerate(part.itertuples(index=False)):
-            if progress and done % PROGRESS_EVERY == 0:
-                progress(done, total)
-            key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
-            traj, _why = reader.read(rec.source, key)
+        for rec, traj in _each_read_back(part, reader, progress):
             dead = list(rec.dead_ends or ())
             known: dict = {}
             if traj is not None and dead:
@@ -431,8 +437,6 @@ def dead_ends_read_back(
             if traj is not None:
                 counted += 1
                 yield traj
-        if progress:
-            progress(total, total)
 
     by_tag = dead_end_tag_counts(every())
     return pd.DataFrame(listed, columns=COLUMNS), by_tag, counted

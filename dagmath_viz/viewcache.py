@@ -25,17 +25,15 @@ and read back by a later server.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
 import pandas as pd
 
-from dagmath_viz import colcache
+from dagmath_viz import colcache, jsonio
 from dagmath_viz.uploads import is_uploaded
 
 __all__ = ["VERSION", "code_version", "folder_of", "read", "source_key", "write"]
@@ -130,17 +128,7 @@ def write(folder: Path, name: str, value) -> Path | None:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             _prune(folder)
         target = folder / f"{name}{suffix}"
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        jsonio.write_atomic(target, data)  # whole or not at all: a reader never sees half
         return target
     except Exception:  # read-only home, full disk, a dtype Parquet refuses: no cache
         return None
