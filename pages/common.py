@@ -550,13 +550,19 @@ def model_colours() -> dict[str, str]:
 
 
 def download(df: pd.DataFrame, file_name: str, label: str = "Download CSV") -> None:
-    """A CSV download button for a table (text that looks like a formula is neutralised)."""
+    """A CSV download button for a table (text that looks like a formula is neutralised).
+
+    A click downloads and nothing else (``on_click="ignore"``): by default it reruns the
+    whole app, which on a large run redraws every table, and that rerun races the
+    browser's fetch of the file (a browser test under load once waited 30 s for a
+    download that never came)."""
     st.download_button(
         label,
         csv_bytes(df),
         file_name=file_name,
         mime="text/csv",
         key=f"dl_{file_name}",
+        on_click="ignore",
     )
 
 

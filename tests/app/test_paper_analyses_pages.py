@@ -103,6 +103,18 @@ def test_overview_table1_shows_a_dash_for_an_empty_cohort(bundled):
     assert t1.loc[("gsm-bfs", "All"), "n"] == 26
 
 
+@pytest.mark.parametrize(
+    "page", ["pages/overview.py", "pages/distributions.py", "pages/dead_ends.py"]
+)
+def test_downloads_do_not_rerun_the_app(bundled, page):
+    """Every CSV download (pages.common.download) only downloads: a click must not rerun
+    a page that may hold a million rows."""
+    at = bundled(page)
+    buttons = at.get("download_button")
+    assert buttons, page
+    assert all(b.proto.ignore_rerun for b in buttons), [b.proto.label for b in buttons]
+
+
 def test_distributions_show_closeness_and_shift(bundled):
     at = bundled("pages/distributions.py")
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
