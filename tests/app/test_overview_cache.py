@@ -17,6 +17,7 @@ import streamlit as st
 from dagmath_viz import figures, metrics, paper_figures, tables
 from dagmath_viz.cli import main
 from tests.app.helpers import app_on
+from tests.test_viewcache import _drop_empty  # the one test-side JSON normaliser
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDED = ("ov_difficulty_chart", "ov_auc_chart", "ov_counts_chart")
@@ -79,15 +80,6 @@ def test_fresh_server_shows_the_kept_values(scored, monkeypatch):
     for was, now in zip(specs, kept, strict=True):  # the same figures, drawn from the cache
         assert _drop_empty(json.loads(now)) == _drop_empty(json.loads(was))
     st.cache_resource.clear()
-
-
-def _drop_empty(value):
-    if isinstance(value, dict):
-        out = {k: _drop_empty(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v != {}}
-    if isinstance(value, list):
-        return [_drop_empty(v) for v in value]
-    return value
 
 
 def test_fresh_server_without_the_cache_derives_again(scored, monkeypatch):
