@@ -116,9 +116,15 @@ def bench_drilldown(
     """
     from playwright.sync_api import sync_playwright
 
-    from tests.app.browser import CHROMIUM, CHROMIUM_ARGS, StreamlitServer, wait_for_app
+    from tests.app.browser import (
+        CHROMIUM,
+        CHROMIUM_ARGS,
+        StreamlitServer,
+        server_script,
+        wait_for_app,
+    )
 
-    app = Path(app_root) / "app.py"
+    app = server_script(Path(app_root))  # what dagmath app runs
     out: dict = {"app": str(app)}
     server = StreamlitServer(app, ("--data", str(scored_jsonl)), timeout=120)
     pid = server.proc.pid

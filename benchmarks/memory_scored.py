@@ -122,10 +122,16 @@ def measure_app(path: Path) -> dict:
     """The real server on ``path``: its RSS once the Overview, then the Table, is drawn."""
     from playwright.sync_api import sync_playwright
 
-    from tests.app.browser import CHROMIUM, CHROMIUM_ARGS, StreamlitServer, wait_for_app
+    from tests.app.browser import (
+        CHROMIUM,
+        CHROMIUM_ARGS,
+        StreamlitServer,
+        server_script,
+        wait_for_app,
+    )
 
     out: dict = {}
-    server = StreamlitServer(ROOT / "app.py", ("--data", str(path)), timeout=120)
+    server = StreamlitServer(server_script(ROOT), ("--data", str(path)), timeout=120)
     try:
         out["server_idle"] = proc_mb(server.proc.pid)
         with sync_playwright() as pw:

@@ -44,14 +44,15 @@ def proc_stats(pid: int) -> dict:
 
 
 class Server:
-    """``streamlit run app.py`` of one tree, on a free port, in its own process group."""
+    """What ``dagmath app`` serves in one tree (its serve.py, else app.py), on a free port, in
+    its own process group."""
 
     def __init__(self, tree: Path, scored: Path, frame_cache: Path, log: Path):
-        from tests.app.browser import free_port
+        from tests.app.browser import free_port, launch_prefix, server_script
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "streamlit", "run", str(tree / "app.py"),
+        cmd = [*launch_prefix(server_script(tree)),  # what dagmath app runs in that tree
                "--server.headless", "true", "--server.address", "127.0.0.1",
                "--server.port", str(self.port), "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none", "--", "--data", str(scored)]  # fmt: skip

@@ -24,8 +24,10 @@ most 1 GB of server memory. For each size this:
      C/I score. The headline time is server start → first log's samples grid drawn (list
      included); the all-logs "Samples" view ("<total> samples" in its footer) is timed too,
      from navigating to it;
-   - **ours, raw folder** (``streamlit run app.py -- --data RAW``) and **ours, scored JSONL**
-     (``-- --data scored.jsonl``): server start → Overview drawn and idle, waited for by
+   - **ours, raw folder** (``python serve.py -- --data RAW``, what ``dagmath app`` runs:
+     ``streamlit run app.py`` with the data source loading as the server starts; ``app.py``
+     in an ``--app-dir`` tree without serve.py) and **ours, scored JSONL** (``-- --data
+     scored.jsonl``): server start → Overview drawn and idle, waited for by
      ``benchmarks/run.py``'s own ``_open_overview`` (the leaderboard, Table 1 and the class
      counts drawn, every chart shown, the script finished, no skeleton left);
 3. records each server's peak memory: the sum of ``VmHWM`` (peak resident set) of the
@@ -419,16 +421,12 @@ new MutationObserver((records, observer) => {
 
 def ours_session(browser, app_dir: Path, data: Path, inputs: dict, cold: bool) -> dict:
     """One fresh server of our app on ``data``: start -> Overview drawn and idle."""
-    from tests.app.browser import wait_for_app
+    from tests.app.browser import launch_prefix, server_script, wait_for_app
 
     run.wait_for_quiet(QUIET_WAIT_S)
     port = _free_port()
     cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(app_dir / "app.py"),
+        *launch_prefix(server_script(app_dir)),  # what dagmath app runs in that tree
         "--server.headless",
         "true",
         "--server.address",

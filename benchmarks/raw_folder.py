@@ -85,11 +85,17 @@ def measure_app(path: Path, mode: str) -> dict:
     from playwright.sync_api import sync_playwright
     from run import _open_overview  # the lead's Overview timing, reused as it is
 
-    from tests.app.browser import CHROMIUM, CHROMIUM_ARGS, StreamlitServer, wait_for_app
+    from tests.app.browser import (
+        CHROMIUM,
+        CHROMIUM_ARGS,
+        StreamlitServer,
+        server_script,
+        wait_for_app,
+    )
 
     os.environ["DAGMATH_STREAM_BYTES"] = "0" if mode == "streamed" else str(1 << 62)
     load_before = os.getloadavg()
-    server = StreamlitServer(ROOT / "app.py", ("--data", str(path)), timeout=120)
+    server = StreamlitServer(server_script(ROOT), ("--data", str(path)), timeout=120)
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

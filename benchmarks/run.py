@@ -345,11 +345,11 @@ class _environment:
 def _app_session(browser, scored: Path, switches: int) -> dict:
     import psutil
 
-    from tests.app.browser import StreamlitServer, wait_for_app
+    from tests.app.browser import StreamlitServer, server_script, wait_for_app
 
     wait_for_quiet()
     start = time.perf_counter()
-    server = StreamlitServer(ROOT / "app.py", ("--data", str(scored)), timeout=120)
+    server = StreamlitServer(server_script(ROOT), ("--data", str(scored)), timeout=120)
     out = {"server_ready_s": round(time.perf_counter() - start, 3)}
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -18,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "count_formulas",
+    "counted",
     "escape_markdown",
     "math_markdown",
     "normalise_statement",
@@ -29,6 +30,12 @@ __all__ = [
 # Every character that changes display order: LRM/RLM, the ALM, embeddings and overrides
 # (LRE RLE PDF LRO RLO) and isolates (LRI RLI FSI PDI).
 _BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with thousands separators and ``noun``, or ``plural`` (default ``noun`` + s)
+    unless ``n`` is 1: "1 file", "3,126 files", "1 trajectory"."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def reveal_bidi(text: str) -> str:

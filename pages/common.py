@@ -26,7 +26,7 @@ from dagmath_viz.corpus import Corpus, load_corpus
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.schema import DagMathError, Trajectory
 from dagmath_viz.sources import SourceReader
-from dagmath_viz.text import escape_markdown
+from dagmath_viz.text import counted, escape_markdown
 from dagmath_viz.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,12 +38,13 @@ TRAJECTORY_PAGE = "pages/trajectory.py"
 UPLOAD_PARAM = "source"
 
 
-def command_line() -> argparse.Namespace:
-    """``--data``/``--answers`` after ``--`` on the streamlit command line (or env vars)."""
+def command_line(argv: list[str] | None = None) -> argparse.Namespace:
+    """``--data``/``--answers`` after ``--`` on the streamlit command line (or env vars);
+    ``argv``: those arguments (default ``sys.argv[1:]``)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--data")
     parser.add_argument("--answers")
-    args, _ = parser.parse_known_args(sys.argv[1:])
+    args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     args.data = args.data or os.environ.get("DAGMATH_DATA")
     args.answers = args.answers or os.environ.get("DAGMATH_ANSWERS")
     return args
@@ -68,6 +69,12 @@ def corpus_for(
     waiting for it. Verdicts are shared with ``dagmath score``'s cache on disk
     (``keep_verdicts``).
     """
+    return start_loading(source_id, paths, answers, label).wait(progress, partial)
+
+
+def start_loading(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> _Load:
+    """The data source's :class:`_Load`, started unless it is under way or done (what
+    :func:`corpus_for` waits for; :func:`preload` starts it before anyone visits)."""
     load = _corpus_slot(source_id, paths, answers, label)
     load.start(
         lambda show, so_far: _frozen(
@@ -77,7 +84,33 @@ def corpus_for(
             )
         )
     )  # fmt: skip
-    return load.wait(progress, partial)
+    return load
+
+
+def path_source(raw: str | None) -> tuple[str, tuple[str, ...], str]:
+    """``(source_id, paths, label)`` of the ``--data`` path ``raw``, or of the bundled
+    sample data when None: the key its corpus is loaded and cached under.
+
+    Raises:
+        DagMathError: ``raw`` names no file or folder.
+    """
+    path = _resolve_data_path(raw) if raw is not None else SAMPLE_DATA
+    return f"path:{path}", (str(path),), str(path)
+
+
+def preload(argv: list[str]) -> tuple[str, _Load] | None:
+    """Start loading the data source a first visit shows (``--data`` in ``argv``, the app's
+    own arguments; else the bundled sample data), before anyone visits: run by
+    ``serve.py`` in the server process as it starts, so a large folder is being scored
+    (and a scored run's copy read) while the browser is still being opened. Returns at
+    once, with the source's label and its load (None: a path that does not exist, left
+    for the page to report)."""
+    args = command_line(argv)
+    try:
+        source_id, paths, label = path_source(args.data)
+    except DagMathError:
+        return None
+    return label, start_loading(source_id, paths, args.answers, label)
 
 
 def _frozen(corpus: Corpus) -> Corpus:
@@ -360,11 +393,12 @@ def sidebar_data_source() -> Corpus | None:
             st.session_state.pop("_uploads_were_here", None)
             extra = []
             try:
-                path = _resolve_data_path(args.data) if choice.startswith("--data") else SAMPLE_DATA
+                source_id, paths, label = path_source(
+                    args.data if choice.startswith("--data") else None
+                )
             except DagMathError as exc:
                 st.error(escape_markdown(str(exc)))
                 return None
-            source_id, paths, label = f"path:{path}", (str(path),), str(path)
         show_progress, bar = progress_bar(escape_markdown(f"Scoring {label}, files"))
         show_so_far = results_so_far(label, so_far_slot)
         with st.spinner(f"Loading and scoring {label} …"):
@@ -379,7 +413,8 @@ def sidebar_data_source() -> Corpus | None:
         st.session_state["source_id"] = source_id
         st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
-        st.caption(f"{len(corpus):,} trajectories from {corpus.files_read:,} files")
+        trajectories = counted(len(corpus), "trajectory", "trajectories")
+        st.caption(f"{trajectories} from {counted(corpus.files_read, 'file')}")
         st.button(
             "Reload from disk",
             help="Read this data source's files again (other sources stay cached)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dagmath_viz.text import escape_markdown, math_markdown, normalise_statement, plain
+from dagmath_viz.text import counted, escape_markdown, math_markdown, normalise_statement, plain
 
 
 @pytest.mark.parametrize(
@@ -101,3 +101,15 @@ def test_count_formulas(text, count):
     from dagmath_viz.text import count_formulas
 
     assert count_formulas(text) == count
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"), [(0, "0 files"), (1, "1 file"), (2, "2 files"), (3126, "3,126 files")]
+)
+def test_counted_says_one_file_and_many_files(n, expected):
+    assert counted(n, "file") == expected
+
+
+def test_counted_takes_an_irregular_plural():
+    assert counted(1, "trajectory", "trajectories") == "1 trajectory"
+    assert counted(100_000, "trajectory", "trajectories") == "100,000 trajectories"

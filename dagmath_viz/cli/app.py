@@ -2,6 +2,7 @@
 
 Runs ``streamlit run`` on the app that ships with the package (``app.py``, ``pages/``,
 ``assets/`` and the bundled ``sample_data/``; from a source checkout, the checkout's own),
+through its ``serve.py``, which starts loading the ``--data`` source as the server starts,
 with the settings of its ``.streamlit/config.toml``: the server binds 127.0.0.1 unless
 ``--server.address`` says otherwise, and sends no usage statistics. Any other Streamlit
 option (``--server.port 8502``, ``--theme.base dark``) is passed on. This module never
@@ -82,7 +83,7 @@ def app_root() -> Path:
 
 
 def _is_app(folder: Path) -> bool:
-    return (folder / "app.py").is_file() and (folder / "pages" / "common.py").is_file()
+    return all((folder / name).is_file() for name in ("app.py", "serve.py", "pages/common.py"))
 
 
 def _flag_value(value: object) -> str:
@@ -123,7 +124,9 @@ def _existing(option: str, raw: str | None) -> list[str]:
 
 
 def app_command(args: argparse.Namespace) -> list[str]:
-    """The ``python -m streamlit run ...`` command line ``dagmath app`` runs."""
+    """The command line ``dagmath app`` runs: ``python serve.py`` (``streamlit run app.py``
+    in that process, its ``--data`` source loading as the server starts) with the
+    Streamlit options and the app's own arguments."""
     extra = list(args.extra or [])
     _check_extra(extra)
     if importlib.util.find_spec("streamlit") is None:
@@ -132,10 +135,7 @@ def app_command(args: argparse.Namespace) -> list[str]:
     app_args = _existing("--data", args.data) + _existing("--answers", args.answers)
     return [
         sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(root / "app.py"),
+        str(root / "serve.py"),  # streamlit run app.py, its data source loading from the start
         *streamlit_flags(root, extra),
         *extra,
         "--",

@@ -51,8 +51,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def server_script(root: Path = REPO_ROOT) -> Path:
+    """The script ``dagmath app`` serves in the source tree ``root``: its ``serve.py``
+    (``streamlit run app.py``, the data source loading as the server starts), or
+    ``app.py`` in a tree from before serve.py (a benchmark's "before" tree)."""
+    serve = Path(root) / "serve.py"
+    return serve if serve.is_file() else Path(root) / "app.py"
+
+
+def launch_prefix(script: Path | str) -> list[str]:
+    """The command that serves ``script`` (options and ``-- ARGS`` follow): ``python
+    serve.py``, or ``python -m streamlit run`` for any other script; both take the same
+    Streamlit options."""
+    script = Path(script)
+    if script.name == "serve.py":
+        return [sys.executable, str(script)]
+    return [sys.executable, "-m", "streamlit", "run", str(script)]
+
+
 class StreamlitServer:
-    """``streamlit run <script>`` on a free local port, stopped by :meth:`stop`.
+    """``streamlit run <script>`` on a free local port, stopped by :meth:`stop`; the
+    repository's ``serve.py`` (``dagmath app``'s server: app.py, its data preloaded) runs
+    as ``python serve.py`` with the same options.
 
     Output goes to ``artifacts/logs/streamlit-<script>-<port>.log``; its tail is quoted when
     the server does not come up.
@@ -66,11 +86,7 @@ class StreamlitServer:
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"streamlit-{self.script.stem}-{self.port}.log"
         cmd = [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(self.script),
+            *launch_prefix(self.script),
             "--server.headless",
             "true",
             "--server.address",

@@ -230,6 +230,7 @@ def test_the_wheel_holds_the_whole_product(installed) -> None:
         "dagmath_viz/py.typed",
         "dagmath_viz/cli/__init__.py",
         "dagmath_viz_app/app.py",
+        "dagmath_viz_app/serve.py",
         "dagmath_viz_app/pages/common.py",
         "dagmath_viz_app/pages/overview.py",
         "dagmath_viz_app/assets/favicon.png",

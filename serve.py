@@ -1,0 +1,67 @@
+"""The explorer's server: ``streamlit run app.py``, its data source loading from the start.
+
+``python serve.py [STREAMLIT OPTIONS] [-- --data PATH [--answers FILE]]`` is ``streamlit run
+app.py`` with the same options, except that the data source a first visit shows starts
+loading as the server starts (:func:`pages.common.preload`), not when the first browser
+connects. ``dagmath app`` runs this, and so does ``bash scripts/app.sh``.
+
+A scored run's copy is read, and a raw folder is being scored, while the browser is still
+being opened: a second or more of every fresh server's first page (``benchmarks/README.md``,
+issue 17). Plain ``streamlit run app.py`` still works; it loads on the first visit.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _preload(common, app_args: list[str]) -> None:
+    """Load the data source (in its own load thread) and say in the terminal when it is
+    ready; a fault is the page's to report (the first visit tries again)."""
+    from dagmath_viz.text import counted  # imported already, by pages.common
+
+    start = time.monotonic()
+    try:
+        started = common.preload(app_args)
+        if started is None:
+            return
+        label, load = started
+        print(f"dagmath app: loading {label} before the first visit", file=sys.stderr)
+        corpus = load.wait()
+    except Exception as exc:  # noqa: BLE001 - never a traceback: the page says why
+        print(f"dagmath app: not preloaded ({type(exc).__name__}: {exc}); "
+              "the page will say why", file=sys.stderr)  # fmt: skip
+        return
+    trajectories = counted(len(corpus), "trajectory", "trajectories")
+    print(f"dagmath app: {trajectories} from {counted(corpus.files_read, 'file')} ready in "
+          f"{time.monotonic() - start:.1f} s", file=sys.stderr)  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    """Import what the pages need, start the preload, then become ``streamlit run app.py
+    ARGV`` in this process.
+
+    The imports come first, in this thread: importing one module in two threads at once
+    can hand one of them the module half made (plotly looks pandas up in ``sys.modules``),
+    and the first visit needs them all the same.
+    """
+    app_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    sys.path.insert(0, str(ROOT))  # as streamlit run does for app.py: `pages` is importable
+    from streamlit.web import cli
+
+    from pages import common
+
+    threading.Thread(
+        target=_preload, args=(common, app_args), name="dagmath-preload", daemon=True
+    ).start()
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,97 @@
+"""``serve.py`` (what ``dagmath app`` runs): the ``--data`` source loads as the server starts.
+
+Before, a fresh server did nothing until the first browser connected; the first visit then
+imported the pages' libraries, read the scored run's copy or scored the raw folder, while
+its user watched. Now the server starts the load itself, and the first visit waits for that
+same load (:func:`pages.common.preload`). The log-count folder (two models, five walks, one
+file each, and an answer key; ``tests/logcount.py``) is the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import pytest
+import streamlit as st
+
+from pages import common
+from tests.app.browser import REPO_ROOT, StreamlitServer, launch_prefix, server_script
+from tests.app.helpers import app_on
+from tests.logcount import write_logcount
+
+WAIT = 60  # seconds: a bound for the server's log line, never reached when the code is right
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def run(tmp_path):
+    return write_logcount(tmp_path / "run").resolve()
+
+
+def test_the_first_visit_waits_for_the_preloaded_corpus(monkeypatch, run):
+    label, load = common.preload(["--data", str(run)])
+    assert label == str(run)
+    corpus = load.wait()
+    assert len(corpus) == 5 and corpus.files_read == 3  # two data files and the answer key
+    at = app_on(monkeypatch, run)  # the sidebar asks for the same source: the same load
+    assert not at.exception
+    assert at.session_state["_corpus"] is corpus
+
+
+def test_without_data_the_bundled_sample_is_preloaded(monkeypatch):
+    monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    label, load = common.preload([])
+    assert label == str(common.SAMPLE_DATA)
+    source_id, paths, _ = common.path_source(None)
+    assert common.start_loading(source_id, paths, None, label) is load
+    assert len(load.wait()) == 4430  # the bundled runs (tests/test_streamed.py counts them too)
+
+
+def test_a_missing_path_is_left_for_the_page_to_report(tmp_path):
+    assert common.preload(["--data", str(tmp_path / "gone")]) is None
+
+
+def test_dagmath_app_runs_serve_py():
+    from dagmath_viz.cli.app import app_command
+
+    command = app_command(argparse.Namespace(extra=[], data=None, answers=None))
+    assert command[:2] == launch_prefix(REPO_ROOT / "serve.py")
+    assert server_script() == REPO_ROOT / "serve.py"
+
+
+def test_the_server_loads_the_folder_before_anyone_visits(run):
+    """Nothing connects to this server (its health check is no session), yet its log says
+    the folder's five trajectories are ready."""
+    server = StreamlitServer(REPO_ROOT / "serve.py", ("--data", str(run)))
+    try:
+        deadline = time.monotonic() + WAIT
+        ready = "dagmath app: 5 trajectories from 3 files ready"
+        while ready not in server.log_tail() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ready in server.log_tail()
+        assert f"dagmath app: loading {run} before the first visit" in server.log_tail()
+        assert "Traceback" not in server.log_tail()
+    finally:
+        server.stop()
+
+
+def test_a_failed_preload_is_one_line_not_a_traceback(run, tmp_path):
+    server = StreamlitServer(
+        REPO_ROOT / "serve.py", ("--data", str(run), "--answers", str(tmp_path / "none.json"))
+    )
+    try:
+        deadline = time.monotonic() + WAIT
+        while "not preloaded" not in server.log_tail() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        tail = server.log_tail()
+        assert "dagmath app: not preloaded (InputError:" in tail and "none.json" in tail
+        assert "Traceback" not in tail
+    finally:
+        server.stop()
