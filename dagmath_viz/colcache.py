@@ -45,7 +45,7 @@ from dagmath_viz.uploads import is_uploaded
 
 __all__ = [
     "MAX_BYTES", "VERSION", "cache_dir", "cache_file", "file_key", "max_bytes", "read",
-    "read_run", "write", "write_run",
+    "read_run", "run_stem", "write", "write_run",
 ]  # fmt: skip
 
 #: Bump when the frame :func:`dagmath_viz.corpus.scored_jsonl_frames` builds changes.
@@ -205,7 +205,14 @@ def write_run(
 
 
 def _run_file(identity: str, key: str, folder: Path) -> Path:
-    return folder / f"run{_digest(identity)}-{_digest(key)}.parquet"
+    return folder / f"{run_stem(identity, key)}.parquet"
+
+
+def run_stem(identity: str, key: str) -> str:
+    """The name (without suffix) of what is kept for ``identity`` under ``key``: a run's
+    copy, or the folder of its derived values (whose name starts the same way, so that
+    :func:`_trim` removes it with the copy)."""
+    return f"run{_digest(identity)}-{_digest(key)}"
 
 
 def _extra(path: Path) -> dict:

@@ -50,6 +50,10 @@ class Corpus:
     trajectories: tuple[Trajectory | None, ...]
     issues: tuple[LoadIssue, ...] = ()
     files_read: int = 0
+    #: ``(identity, key)`` of the columnar copy of a streamed raw folder that ``scored`` was
+    #: read from or kept as (:func:`dagmath_viz.streamed.cached_parts`); None when there is
+    #: none. What derives from the frame alone is cached on it (:mod:`dagmath_viz.viewcache`).
+    run_copy: tuple[str, str] | None = field(default=None, compare=False)
     _keys: pd.MultiIndex | None = field(default=None, repr=False, compare=False)
     _key_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -161,7 +165,7 @@ def load_corpus(
         found = discover(paths, answers)
         threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
         if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
-            frame, issues, files_read = streamed.cached_parts(
+            frame, issues, files_read, run_copy = streamed.cached_parts(
                 paths, answers, found, checker=checker, progress=progress, partial=partial
             )
             return Corpus(
@@ -170,6 +174,7 @@ def load_corpus(
                 trajectories=(None,) * len(frame),
                 issues=tuple(issues),
                 files_read=files_read,
+                run_copy=run_copy,
             )
         issues = list(found.issues)
         loaded_trajectories: list[Trajectory] = []

@@ -115,9 +115,12 @@ def cached_parts(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     partial: Partial | None = None,
-) -> tuple[pd.DataFrame, list, int]:
+) -> tuple[pd.DataFrame, list, int, tuple[str, str] | None]:
     """:func:`streamed_parts`, kept as a columnar copy (:func:`dagmath_viz.colcache.write_run`)
-    and read back instead while the run is unchanged (:func:`run_key`).
+    and read back instead while the run is unchanged (:func:`run_key`): the frame, the
+    issues, the files read, and the copy's ``(identity, key)`` when the frame is the one
+    kept (read back, or just written; None otherwise), on which the derived values of
+    :mod:`dagmath_viz.viewcache` are keyed.
 
     Scoring 100,000 trajectories takes tens of seconds each time the app opens the folder;
     reading the copy back takes a fraction of one. A run that changed while it was scored
@@ -132,14 +135,17 @@ def cached_parts(
         frame, extra = cached
         if progress:
             progress(len(found.data_files), len(found.data_files))
-        return frame, [LoadIssue(**i) for i in extra["issues"]], extra["files_read"]
+        issues = [LoadIssue(**i) for i in extra["issues"]]
+        return frame, issues, extra["files_read"], (identity, key)
     frame, issues, files_read = streamed_parts(
         paths, answers, checker=checker, progress=progress, found=found, partial=partial
     )
+    kept = None
     if key is not None and run_key(found) == key:
         extra = {"issues": [asdict(i) for i in issues], "files_read": files_read}
-        colcache.write_run(identity, key, frame, extra)
-    return frame, issues, files_read
+        if colcache.write_run(identity, key, frame, extra) is not None:
+            kept = (identity, key)
+    return frame, issues, files_read, kept
 
 
 def run_key(found: Discovery) -> str | None:

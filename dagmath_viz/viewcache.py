@@ -1,4 +1,4 @@
-"""Tables and figures derived from a scored JSONL file, kept between app starts.
+"""Tables and figures derived from a scored run, kept between app starts.
 
 The Overview derives the same values from the same file on every fresh server: the
 leaderboard with its 1,000-resample bootstrap, the model spread, the by-difficulty table,
@@ -11,9 +11,13 @@ and read back by a later server.
   ``DAGMATH_FRAME_CACHE=0`` turns this off too), one folder per source file and key.
 - **When**: only for a source whose frame copy exists, i.e. one scored JSONL file that
   :func:`dagmath_viz.corpus.scored_jsonl_frames` read on its fast path (no load issues,
-  nothing scored by the app), never an uploaded file (:func:`dagmath_viz.uploads.is_uploaded`).
+  nothing scored by the app), or a raw folder scored by the streaming pool whose run copy
+  was read or kept (:attr:`dagmath_viz.corpus.Corpus.run_copy`); never an uploaded file
+  (:func:`dagmath_viz.uploads.is_uploaded`).
 - **Key**: the frame copy's key (path, size, ``mtime_ns``, ``ctime_ns``, inode, device, a
-  hash of the file's edges, the pandas and pyarrow versions), :data:`VERSION`, and a
+  hash of the file's edges, the pandas and pyarrow versions; for a raw folder, its run
+  copy's key: every data file's size, times and inode, the answer keys, the versions of
+  the code and of math-verify), :data:`VERSION`, and a
   ``code`` string from the caller, such as :func:`code_version` of the modules that
   derive the values. Any change is a miss; one key per source file is kept.
 - **Exact**: a frame is stored as Parquet with pandas' metadata and a figure as Plotly
@@ -64,12 +68,27 @@ def code_version(*roots: str) -> str:
 
 
 def source_key(
-    paths: Sequence[str | Path], answers: str | Path | None, code: str
+    paths: Sequence[str | Path],
+    answers: str | Path | None,
+    code: str,
+    run_copy: tuple[str, str] | None = None,
 ) -> tuple[Path, str] | None:
     """``(folder, key)`` for the derived values of a data source, or None if they are not
     to be kept: not one scored JSONL file with a current frame copy, an answer key given,
-    an uploaded file, or the cache turned off. Never raises."""
+    an uploaded file, or the cache turned off. Never raises.
+
+    ``run_copy``: the ``(identity, key)`` of the columnar copy a streamed raw folder's
+    frame was read from or kept as (:attr:`dagmath_viz.corpus.Corpus.run_copy`); its key
+    already covers every data file and the answer keys, so the values are kept beside that
+    copy (and go with it, :func:`dagmath_viz.colcache.run_stem`)."""
     try:
+        if run_copy is not None:
+            frames = colcache.cache_dir()
+            identity, copy_key = run_copy
+            if frames is None or any(map(is_uploaded, paths)):
+                return None
+            key = f"{VERSION}\0run\0{copy_key}\0{code}"
+            return frames / "derived" / colcache.run_stem(identity, key), key
         if len(paths) != 1 or answers is not None:
             return None
         source = Path(paths[0])

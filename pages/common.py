@@ -497,7 +497,8 @@ def derived(name: str, fn: Callable[[], Any], persist: bool = False) -> Any:
 
     ``persist``: also kept on disk between server starts (a frame or a figure that
     depends only on the data source's frame; :mod:`dagmath_viz.viewcache`, which keeps
-    only what one scored JSONL file with a columnar copy gives).
+    only what one scored JSONL file with a columnar copy, or a raw folder with its run
+    copy, gives).
     """
     source_id = st.session_state.get("source_id", "")
     with _DERIVED_LOCK:
@@ -516,7 +517,8 @@ def _persisted(name: str, fn: Callable[[], Any], paths: tuple[str, ...]) -> Call
 
         library = Path(dagmath_viz.__file__).parent
         code = viewcache.code_version(str(library), str(ROOT / "pages"))
-        where = viewcache.source_key(paths, command_line().answers, code)
+        run_copy = getattr(st.session_state.get("_corpus"), "run_copy", None)
+        where = viewcache.source_key(paths, command_line().answers, code, run_copy)
         if where is None:
             return fn()
         kept = viewcache.read(where[0], name)

@@ -222,3 +222,55 @@ def test_unwritable_folder_is_no_cache(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert viewcache.write(blocker / "x-y", "t", pd.DataFrame({"a": [1]})) is None
+
+
+def _raw_corpus(run: Path):
+    """The log-count folder loaded as the app loads a large one: streamed, its run copy kept."""
+    return load_corpus([run], stream_bytes=0)
+
+
+def test_a_raw_folder_keeps_its_values_beside_its_run_copy(tmp_path, frames):
+    from dagmath_viz import colcache
+    from tests.logcount import write_logcount
+
+    run = write_logcount(tmp_path / "run")
+    first = _raw_corpus(run)
+    assert first.run_copy is not None  # scored now, and kept
+    again = _raw_corpus(run)
+    assert again.run_copy == first.run_copy  # read back: the same copy
+    where = viewcache.source_key([str(run)], None, CODE, again.run_copy)
+    assert where is not None
+    folder, _ = where
+    board = tables.leaderboard(first.scored, n_boot=1000)
+    assert viewcache.write(folder, "leaderboard", board) is not None
+    pd.testing.assert_frame_equal(viewcache.read(folder, "leaderboard"), board)
+    # the folder goes with its run copy: named as the copy is, up to its key
+    copy = frames / f"{colcache.run_stem(*first.run_copy)}.parquet"
+    assert copy.is_file() and folder.parent == frames / "derived"
+    assert folder.name.split("-")[0] == copy.name.split("-")[0]
+    # another code version is another key, another folder (with nothing in it)
+    other = viewcache.source_key([str(run)], None, "code-2", again.run_copy)
+    assert other[0] != folder and viewcache.read(other[0], "leaderboard") is None
+
+
+def test_a_changed_raw_folder_is_another_copy_and_another_key(tmp_path, frames):
+    from tests.logcount import write_logcount
+
+    run = write_logcount(tmp_path / "run")
+    before = _raw_corpus(run)
+    data = next(run.rglob("problem_1_all_samples.json"))
+    data.write_text(data.read_text() + " ")  # same records, one byte more
+    after = _raw_corpus(run)
+    assert after.run_copy is not None and after.run_copy != before.run_copy
+    keys = [viewcache.source_key([str(run)], None, CODE, c.run_copy)[1] for c in (before, after)]
+    assert keys[0] != keys[1]
+
+
+def test_no_run_copy_no_values(tmp_path, frames, monkeypatch):
+    from tests.logcount import write_logcount
+
+    run = write_logcount(tmp_path / "run")
+    assert load_corpus([run]).run_copy is None  # small: loaded in memory, no run copy
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
+    assert _raw_corpus(run).run_copy is None  # turned off: nothing kept
+    assert viewcache.source_key([str(run)], None, CODE, ("id", "key")) is None

@@ -82,6 +82,32 @@ def test_fresh_server_shows_the_kept_values(scored, monkeypatch):
     st.cache_resource.clear()
 
 
+def test_a_reopened_raw_folder_shows_the_kept_values(tmp_path, monkeypatch):
+    """A raw folder, streamed as a large one is: the first server scores it and keeps its
+    run copy and the derived values; the next reads both and derives nothing."""
+    from dagmath_viz import streamed
+    from tests.logcount import write_logcount
+
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(tmp_path / "frames"))
+    monkeypatch.delenv("DAGMATH_FRAME_CACHE", raising=False)
+    monkeypatch.setattr(streamed, "STREAM_BYTES", 0)
+    run = write_logcount(tmp_path / "run").resolve()
+    st.cache_resource.clear()
+    first = app_on(monkeypatch, run)
+    assert not first.exception, [e.value for e in first.exception]
+    assert first.session_state["_corpus"].run_copy is not None
+    assert list((tmp_path / "frames" / "derived").iterdir())  # kept beside the copy
+    st.cache_resource.clear()
+    with monkeypatch.context() as m:
+        for module, name in DERIVERS:
+            m.setattr(module, name, _refuse(name))
+        second = app_on(monkeypatch, run)
+        assert not second.exception, [e.value for e in second.exception]
+        for before, after in zip(_shown(first), _shown(second), strict=True):
+            pd.testing.assert_frame_equal(after, before)
+    st.cache_resource.clear()
+
+
 def test_fresh_server_without_the_cache_derives_again(scored, monkeypatch):
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
     st.cache_resource.clear()
