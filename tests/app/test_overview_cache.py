@@ -7,6 +7,7 @@ again: the library functions that derive them are made to raise.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -50,6 +51,22 @@ def _refuse(name):
     return fail
 
 
+@contextlib.contextmanager
+def _deriving_nothing(monkeypatch):
+    """A fresh "server" (Streamlit's caches cleared) on which every deriver raises."""
+    st.cache_resource.clear()
+    with monkeypatch.context() as m:
+        for module, name in DERIVERS:
+            m.setattr(module, name, _refuse(name))
+        yield
+
+
+def _same_tables(first, again) -> None:
+    assert not again.exception, [e.value for e in again.exception]
+    for before, after in zip(_shown(first), _shown(again), strict=True):
+        pd.testing.assert_frame_equal(after, before)
+
+
 def _with_charts_open(at):
     """``at`` rerun with the three folded charts opened (as three clicks would)."""
     for key in FOLDED:
@@ -67,14 +84,9 @@ def test_fresh_server_shows_the_kept_values(scored, monkeypatch):
     second = app_on(monkeypatch, scored)  # reads the copy, derives and keeps the values
     assert not second.exception, [e.value for e in second.exception]
     specs = [c.proto.spec for c in _with_charts_open(second).get("plotly_chart")]
-    st.cache_resource.clear()
-    with monkeypatch.context() as m:
-        for module, name in DERIVERS:
-            m.setattr(module, name, _refuse(name))
+    with _deriving_nothing(monkeypatch):
         third = app_on(monkeypatch, scored)
-        assert not third.exception, [e.value for e in third.exception]
-        for before, after in zip(_shown(first), _shown(third), strict=True):
-            pd.testing.assert_frame_equal(after, before)
+        _same_tables(first, third)
         kept = [c.proto.spec for c in _with_charts_open(third).get("plotly_chart")]
     assert len(kept) == 4
     for was, now in zip(specs, kept, strict=True):  # the same figures, drawn from the cache
@@ -97,14 +109,8 @@ def test_a_reopened_raw_folder_shows_the_kept_values(tmp_path, monkeypatch):
     assert not first.exception, [e.value for e in first.exception]
     assert first.session_state["_corpus"].run_copy is not None
     assert list((tmp_path / "frames" / "derived").iterdir())  # kept beside the copy
-    st.cache_resource.clear()
-    with monkeypatch.context() as m:
-        for module, name in DERIVERS:
-            m.setattr(module, name, _refuse(name))
-        second = app_on(monkeypatch, run)
-        assert not second.exception, [e.value for e in second.exception]
-        for before, after in zip(_shown(first), _shown(second), strict=True):
-            pd.testing.assert_frame_equal(after, before)
+    with _deriving_nothing(monkeypatch):
+        _same_tables(first, app_on(monkeypatch, run))
     st.cache_resource.clear()
 
 
