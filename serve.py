@@ -20,21 +20,33 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+#: Seconds between two lines of progress in the terminal while the data source loads.
+PROGRESS_EVERY = 10.0
 
 
 def _preload(common, app_args: list[str]) -> None:
-    """Load the data source (in its own load thread) and say in the terminal when it is
-    ready; a fault is the page's to report (the first visit tries again)."""
+    """Load the data source (in its own load thread) and say in the terminal how far it
+    is, every :data:`PROGRESS_EVERY` seconds, and when it is ready; a fault is the page's
+    to report (the first visit tries again)."""
     from dagmath_viz.text import counted  # imported already, by pages.common
 
     start = time.monotonic()
+    said = [start]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - said[0] >= PROGRESS_EVERY and done < total:
+            said[0] = now
+            print(f"dagmath app: {done:,} of {counted(total, 'file')} read "
+                  f"({now - start:.0f} s)", file=sys.stderr)  # fmt: skip
+
     try:
         started = common.preload(app_args)
         if started is None:
             return
         label, load = started
         print(f"dagmath app: loading {label} before the first visit", file=sys.stderr)
-        corpus = load.wait()
+        corpus = load.wait(progress)
     except Exception as exc:  # noqa: BLE001 - never a traceback: the page says why
         print(f"dagmath app: not preloaded ({type(exc).__name__}: {exc}); "
               "the page will say why", file=sys.stderr)  # fmt: skip

@@ -95,3 +95,29 @@ def test_a_failed_preload_is_one_line_not_a_traceback(run, tmp_path):
         assert "Traceback" not in tail
     finally:
         server.stop()
+
+
+class _Loaded(list):
+    files_read = 4
+
+
+def test_the_terminal_hears_how_far_a_long_load_is(monkeypatch, capsys):
+    """serve.py's lines while the data load: how many files are read, then ready."""
+    import serve
+
+    def compute(progress, partial):
+        progress(1, 4)
+        time.sleep(10 * common._Load.POLL)  # the waiting loop looks every POLL seconds
+        progress(4, 4)  # done: no progress line, the ready line says it
+        return _Loaded([1, 2, 3])
+
+    load = common._Load()
+    load.start(compute)
+    monkeypatch.setattr(common, "preload", lambda argv: ("some/run", load))
+    monkeypatch.setattr(serve, "PROGRESS_EVERY", 0.0)
+    serve._preload(common, ["--data", "some/run"])
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "dagmath app: loading some/run before the first visit"
+    assert lines[1].startswith("dagmath app: 1 of 4 files read (")
+    assert lines[2].startswith("dagmath app: 3 trajectories from 4 files ready in ")
+    assert len(lines) == 3
