@@ -30,13 +30,13 @@ def _preload(common, app_args: list[str]) -> None:
     to report (the first visit tries again)."""
     from dagmath_viz.text import counted  # imported already, by pages.common
 
-    start = time.monotonic()
-    said = [start]
+    start = last = time.monotonic()
 
     def progress(done: int, total: int) -> None:
+        nonlocal last
         now = time.monotonic()
-        if now - said[0] >= PROGRESS_EVERY and done < total:
-            said[0] = now
+        if now - last >= PROGRESS_EVERY and done < total:
+            last = now
             print(f"dagmath app: {done:,} of {counted(total, 'file')} read "
                   f"({now - start:.0f} s)", file=sys.stderr)  # fmt: skip
 
@@ -51,8 +51,7 @@ def _preload(common, app_args: list[str]) -> None:
         print(f"dagmath app: not preloaded ({type(exc).__name__}: {exc}); "
               "the page will say why", file=sys.stderr)  # fmt: skip
         return
-    trajectories = counted(len(corpus), "trajectory", "trajectories")
-    print(f"dagmath app: {trajectories} from {counted(corpus.files_read, 'file')} ready in "
+    print(f"dagmath app: {common.loaded_summary(corpus)} ready in "
           f"{time.monotonic() - start:.1f} s", file=sys.stderr)  # fmt: skip
 
 

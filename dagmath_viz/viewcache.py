@@ -83,9 +83,9 @@ def source_key(
     copy (and go with it, :func:`dagmath_viz.colcache.run_stem`)."""
     try:
         if run_copy is not None:
-            frames = colcache.cache_dir()
+            frames = colcache.cache_dir()  # (an upload never has a run copy)
             identity, copy_key = run_copy
-            if frames is None or any(map(is_uploaded, paths)):
+            if frames is None:
                 return None
             key = f"{VERSION}\0run\0{copy_key}\0{code}"
             return frames / "derived" / colcache.run_stem(identity, key), key

@@ -113,6 +113,13 @@ def preload(argv: list[str]) -> tuple[str, _Load] | None:
     return label, start_loading(source_id, paths, args.answers, label)
 
 
+def loaded_summary(corpus: Corpus) -> str:
+    """What a loaded corpus holds, as "4,430 trajectories from 465 files" (the sidebar's
+    caption, and serve.py's line in the terminal)."""
+    trajectories = counted(len(corpus), "trajectory", "trajectories")
+    return f"{trajectories} from {counted(corpus.files_read, 'file')}"
+
+
 def _frozen(corpus: Corpus) -> Corpus:
     """``corpus``, with every object alive now left out of later cyclic collections.
 
@@ -413,8 +420,7 @@ def sidebar_data_source() -> Corpus | None:
         st.session_state["source_id"] = source_id
         st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
-        trajectories = counted(len(corpus), "trajectory", "trajectories")
-        st.caption(f"{trajectories} from {counted(corpus.files_read, 'file')}")
+        st.caption(loaded_summary(corpus))
         st.button(
             "Reload from disk",
             help="Read this data source's files again (other sources stay cached)",

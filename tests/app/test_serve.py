@@ -66,18 +66,24 @@ def test_dagmath_app_runs_serve_py():
     assert server_script() == REPO_ROOT / "serve.py"
 
 
+def _log_once_it_says(server: StreamlitServer, text: str) -> str:
+    """The server's log tail once it holds ``text`` (or after :data:`WAIT` seconds)."""
+    deadline = time.monotonic() + WAIT
+    while text not in server.log_tail() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return server.log_tail()
+
+
 def test_the_server_loads_the_folder_before_anyone_visits(run):
     """Nothing connects to this server (its health check is no session), yet its log says
     the folder's five trajectories are ready."""
     server = StreamlitServer(REPO_ROOT / "serve.py", ("--data", str(run)))
     try:
-        deadline = time.monotonic() + WAIT
         ready = "dagmath app: 5 trajectories from 3 files ready"
-        while ready not in server.log_tail() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert ready in server.log_tail()
-        assert f"dagmath app: loading {run} before the first visit" in server.log_tail()
-        assert "Traceback" not in server.log_tail()
+        tail = _log_once_it_says(server, ready)
+        assert ready in tail
+        assert f"dagmath app: loading {run} before the first visit" in tail
+        assert "Traceback" not in tail
     finally:
         server.stop()
 
@@ -87,10 +93,7 @@ def test_a_failed_preload_is_one_line_not_a_traceback(run, tmp_path):
         REPO_ROOT / "serve.py", ("--data", str(run), "--answers", str(tmp_path / "none.json"))
     )
     try:
-        deadline = time.monotonic() + WAIT
-        while "not preloaded" not in server.log_tail() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        tail = server.log_tail()
+        tail = _log_once_it_says(server, "not preloaded")
         assert "dagmath app: not preloaded (InputError:" in tail and "none.json" in tail
         assert "Traceback" not in tail
     finally:
