@@ -75,7 +75,8 @@ def score_paths(
     exclude: Sequence[str | Path] = (),
     found: loading.Discovery | None = None,
     interleave: bool = False,
-    on_file: Callable[[FileScore, dict[tuple[str, str], Verdict | None]], None] | None = None,
+    on_file: Callable[[FileScore, dict[tuple[str, str], Verdict | None], int], None] | None = None,
+    keep_trajectory_lines: bool = True,
 ) -> ScoredRun:
     """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
 
@@ -90,9 +91,12 @@ def score_paths(
     over ``<model>/<dataset>``), not folder by folder, so that what is scored after any
     share of the time is a sample of every model and data set (the app shows it while
     the rest is scored); the run's lines keep file order all the same. ``on_file(score,
-    verdicts)`` is called in this thread after each file (after ``progress``), in the
-    order files are scored, with the verdicts known so far (None for a pair still being
-    checked).
+    verdicts, index)`` is called in this thread after each file (after ``progress``), in
+    the order files are scored, with the verdicts known so far (None for a pair still
+    being checked) and the file's place in file order. ``keep_trajectory_lines=False``:
+    the run keeps no lines of the trajectories (:meth:`ScoredRun.trajectory_lines` yields
+    none), for a caller that makes them from ``on_file``; its counts, issues and
+    pre-scored lines are kept all the same.
 
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
@@ -113,7 +117,7 @@ def score_paths(
         on_busy=None if checks_pending is None else _flag_setter(checks_pending),
         max_threads=max_threads,
     )
-    run = ScoredRun(verifier.verdicts, issues, found.files_read)
+    run = ScoredRun(verifier.verdicts, issues, found.files_read, keep_trajectory_lines)
     order = interleaved(files) if interleave else range(len(files))
     try:
         with gc_paused():
@@ -124,7 +128,7 @@ def score_paths(
                 if progress:
                     progress(done, len(files))
                 if on_file:
-                    on_file(result, verifier.verdicts)
+                    on_file(result, verifier.verdicts, index)
         run.verdicts = verifier.finish(spare_cpus=workers - 1)
     except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
         run.close()
@@ -463,9 +467,14 @@ class ScoredRun:
     """
 
     def __init__(
-        self, verdicts: dict[tuple[str, str], Verdict], issues: list[LoadIssue], files_read: int
+        self,
+        verdicts: dict[tuple[str, str], Verdict],
+        issues: list[LoadIssue],
+        files_read: int,
+        keep_trajectory_lines: bool = True,
     ) -> None:
         self.verdicts = verdicts  # shared with the Verifier until its finish()
+        self.keep_trajectory_lines = keep_trajectory_lines
         self.issues = issues
         self.files_read = files_read
         self.n_records = 0
@@ -496,7 +505,9 @@ class ScoredRun:
             elif settled and verdicts.get(rec.pair) is None:
                 settled = False  # a check still running: finished when read back
             self.n_illegal += not rec.legal
-        if records and settled:
+        if not self.keep_trajectory_lines:
+            pass  # the caller makes them (score_paths' on_file)
+        elif records and settled:
             self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)), index)
         elif records:
             self._pieces.append(_AWAITING, _pack_awaiting(records), index)

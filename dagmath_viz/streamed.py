@@ -5,9 +5,9 @@ used to build every :class:`~dagmath_viz.schema.Trajectory` and keep it: 100,000
 took 2.6 GB and half a minute. Above :data:`STREAM_BYTES` of raw data it comes here
 instead: the folder is scored by :func:`dagmath_viz.pipeline.score_paths` (the pool of
 ``dagmath score``: trajectories never leave its workers) and its JSON lines become the
-scored frame a slice at a time (:data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines,
-parsed like a scored JSONL file), so neither every trajectory nor every record dict exists
-at once. Every row's trajectory is then ``None``, as for rows read from scored JSONL: a
+scored frame a slice at a time while the files are scored
+(:data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines, parsed like a scored JSONL
+file), so neither every trajectory nor every record dict exists at once. Every row's trajectory is then ``None``, as for rows read from scored JSONL: a
 page reads one trajectory's steps back from its ``source`` when it needs them
 (:class:`dagmath_viz.sources.SourceReader`).
 
@@ -28,6 +28,7 @@ from dataclasses import asdict
 from itertools import chain
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pandas as pd
 
@@ -205,38 +206,58 @@ def streamed_parts(
     set early on. The returned frame does not depend on it.
     """
     every = PARTIAL_EVERY if partial_every is None else partial_every
-    so_far = None if partial is None else _SoFar(partial, every, progress)
+    frames = _Frames(partial, every, progress)
     with main_script_hidden():
         run = score_paths(
             paths, answers, workers=workers, checker=checker, found=found,
-            progress=progress if so_far is None else so_far.progress,
-            interleave=so_far is not None, on_file=so_far,
+            progress=frames.progress, interleave=partial is not None, on_file=frames,
+            keep_trajectory_lines=False,
         )  # fmt: skip
-    del so_far
     issues, files_read = list(run.issues), run.files_read
     # the lines of the trajectories come first (one frame, as the in-memory path's one
     # frame of them); pre-scored records then make one frame per file, as load_corpus
     # reads a scored file, so a field a file's records all lack is None there, not NaN
     with run:
-        frames = [scored_frame_of_lines(run.trajectory_lines())]
-        frames += [scored_frame_of_lines(lines) for lines in run.scored_files()]
+        parts = [frames.finish(run.verdicts)]
+        parts += [scored_frame_of_lines(lines) for lines in run.scored_files()]
     from dagmath_viz.corpus import _concat
 
-    return _concat([f for f in frames if len(f)] or frames[:1]), issues, files_read
+    return _concat([f for f in parts if len(f)] or parts[:1]), issues, files_read
 
 
-class _SoFar:
-    """``on_file`` for :func:`score_paths`: the lines of the files scored so far, handed to
-    ``partial`` as one frame after ``every`` seconds, then after gaps of ``every`` seconds
-    or half the time since the start, whichever is longer (``0``: after every file). A
-    file with an answer still being checked waits for its verdict."""
+class _Frames:
+    """``on_file`` for :func:`score_paths`: the trajectories' scored frame, made while the
+    folder is scored (a slice of :data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines at
+    a time, as :func:`scored_frame_of_lines` makes it) rather than from every line once the
+    pool is done, which was a second of one core alone at 100,000 trajectories.
+
+    A file waits until its answers are all checked (the rest when :meth:`finish` has every
+    verdict). Its rows are put back in file order at the end: files may be scored in
+    another order (``interleave``).
+
+    With ``partial``, the rows of the files scored so far (and their pre-scored records)
+    are handed to it as one frame after ``every`` seconds, then after gaps of ``every``
+    seconds or half the time since the start, whichever is longer (``0``: after every
+    file).
+    """
 
     def __init__(
-        self, partial: Partial, every: float, progress: Callable[[int, int], None] | None
+        self,
+        partial: Partial | None,
+        every: float,
+        progress: Callable[[int, int], None] | None,
     ) -> None:
+        from dagmath_viz.corpus import SCORED_SLICE
+
         self.partial, self.every, self._progress = partial, every, progress
-        self.frames: list[pd.DataFrame] = []
-        self.waiting: list[FileScore] = []
+        self.slice = SCORED_SLICE
+        self.parts: list[pd.DataFrame] = []  # the trajectories' rows, in scoring order
+        self.files: list[int] = []  # per row of parts: its file's place in file order
+        self.pre_scored: list[pd.DataFrame] = []  # only for partial: the final reads its own
+        self.waiting: list[tuple[int, FileScore]] = []  # answers still being checked
+        self.lines: list[bytes] = []  # finished lines not yet a frame, and their files
+        self.line_files: list[int] = []
+        self.size = 0
         self.done = self.total = 0
         self.start = time.monotonic()
         self.next_at = self.start + every
@@ -247,32 +268,65 @@ class _SoFar:
         if self._progress:
             self._progress(done, total)
 
-    def __call__(self, score: FileScore, verdicts: dict) -> None:
+    def __call__(self, score: FileScore, verdicts: dict, index: int) -> None:
         self.done += 1
-        self.waiting.append(score)
-        if time.monotonic() >= self.next_at:
-            self.flush(verdicts)
+        self.waiting.append((index, score))
+        if self.partial is not None and score.scored_lines:
+            self.pre_scored.append(scored_frame_of_lines(score.scored_lines))
+        self._take_settled(verdicts)
+        if self.size >= self.slice:
+            self._make_frame()
+        if self.partial is not None and time.monotonic() >= self.next_at:
+            self._show()
             now = time.monotonic()
             gap = max(self.every, (now - self.start) / 2) if self.every > 0 else 0.0
             self.next_at = now + gap
 
-    def flush(self, verdicts: dict) -> None:
-        lines: list[bytes] = []
+    def _take_settled(self, verdicts: dict) -> None:
         still = []
-        for score in self.waiting:
+        for index, score in self.waiting:
             if all(r.pair is None or verdicts.get(r.pair) is not None for r in score.records):
-                lines.extend(finish_lines(score.records, verdicts))
-                lines.extend(score.scored_lines)
+                self._add(index, list(finish_lines(score.records, verdicts)))
             else:
-                still.append(score)
+                still.append((index, score))
         self.waiting = still
-        if lines:
-            self.frames.append(scored_frame_of_lines(lines))
-        if self.frames:
-            from dagmath_viz.corpus import _concat
 
-            self.frames = [_concat(self.frames)]
-            self.partial(self.frames[0], self.done, self.total)
+    def _add(self, index: int, lines: list[bytes]) -> None:
+        self.lines.extend(lines)
+        self.line_files.extend([index] * len(lines))
+        self.size += sum(map(len, lines))
+
+    def _make_frame(self) -> None:
+        if self.lines:
+            self.parts.append(_slice_frame(self.lines))
+            self.files.extend(self.line_files)
+        self.lines, self.line_files, self.size = [], [], 0
+
+    def _show(self) -> None:
+        from dagmath_viz.corpus import _concat
+
+        self._make_frame()
+        if len(self.parts) > 1:  # joined once here, so the next show joins two frames
+            self.parts = [_concat(self.parts)]
+        shown = self.parts + self.pre_scored
+        if shown:
+            self.pre_scored = [_concat(self.pre_scored)] if self.pre_scored else []
+            self.partial(_concat(shown), self.done, self.total)
+
+    def finish(self, verdicts: dict) -> pd.DataFrame:
+        """Every trajectory's row, in file order (``verdicts``: the run's, all known)."""
+        from dagmath_viz.corpus import _concat
+
+        for index, score in self.waiting:
+            self._add(index, list(finish_lines(score.records, verdicts)))
+        self.waiting = []
+        self._make_frame()
+        frame = _concat(self.parts or [records_frame([])])
+        self.parts = []
+        files = np.asarray(self.files, dtype=np.int64)
+        if len(files) > 1 and (np.diff(files) < 0).any():  # scored out of file order
+            frame = frame.take(np.argsort(files, kind="stable")).reset_index(drop=True)
+        return frame
 
 
 @contextmanager

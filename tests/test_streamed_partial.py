@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import pipeline, streamed
+from dagmath_viz import corpus, pipeline, streamed
 from dagmath_viz.corpus import load_corpus
 from dagmath_viz.pipeline import interleaved, score_paths
 
@@ -83,3 +83,26 @@ def test_the_frame_does_not_depend_on_partial(monkeypatch, answer_checker):
     assert seen
     pd.testing.assert_frame_equal(watched.scored, plain.scored)
     assert watched.issues == plain.issues
+
+
+@pytest.mark.parametrize("partial", [False, True], ids=["file order", "interleaved"])
+def test_the_frame_made_while_scoring_is_the_frame_of_the_lines(
+    partial, monkeypatch, answer_checker
+):
+    """The trajectories' frame is made a slice at a time as files are scored (here many
+    slices of a few records, over a real pool, out of file order when interleaved), then
+    put back in file order: the frame of the run's lines read back after scoring."""
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
+    monkeypatch.setattr(pipeline, "IN_PROCESS_BYTES", 0)
+    monkeypatch.setattr(corpus, "SCORED_SLICE", 4096)  # ~10 records a slice
+    with score_paths([SAMPLE], workers=2, checker=answer_checker) as run:
+        expected = streamed.scored_frame_of_lines(run.lines(), slice_bytes=1 << 30)
+    frame, _issues, _read = streamed.streamed_parts(
+        [SAMPLE],
+        checker=answer_checker,
+        workers=2,
+        partial=(lambda f, d, t: None) if partial else None,
+        partial_every=0.0,
+    )
+    assert len(expected) > 100
+    pd.testing.assert_frame_equal(frame, expected)
