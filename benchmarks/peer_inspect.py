@@ -29,7 +29,10 @@ most 1 GB of server memory. For each size this:
      in an ``--app-dir`` tree without serve.py) and **ours, scored JSONL** (``-- --data
      scored.jsonl``): server start → Overview drawn and idle, waited for by
      ``benchmarks/run.py``'s own ``_open_overview`` (the leaderboard, Table 1 and the class
-     counts drawn, every chart shown, the script finished, no skeleton left);
+     counts drawn, every chart shown, the script finished, no skeleton left). Each round
+     opens the raw folder twice: first with no columnar copy of its scores nor derived
+     values (:func:`forget_run_copies`: it scores the folder, as the very first time),
+     then reopening it (the copy that server left);
 3. records each server's peak memory: the sum of ``VmHWM`` (peak resident set) of the
    server and every process it started, read from ``/proc`` every 0.1 s while it runs (a
    sum of per-process peaks, so an upper bound of the tree's peak at any one instant) and
@@ -54,6 +57,7 @@ import contextlib
 import datetime as dt
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -198,14 +202,16 @@ def bench_peer(
                 inputs = prepare(n, data_dirs, app_dir, python, log_format)
                 for path in (inputs["raw"], inputs["scored"], inputs["logs"]):
                     _warm(path)
-                rows = {"inspect": [], "ours_raw": [], "ours_scored": []}
-                # the first raw-folder server opens the folder as a user does the first
-                # time (scoring it); later ones find the columnar copy that one left
-                for stale in (inputs["verdicts"] / "frames").glob("run*.parquet"):
-                    stale.unlink()
+                rows = {"inspect": [], "ours_raw_first": [], "ours_raw": [], "ours_scored": []}
                 for i in range(servers):  # interleaved: a busy spell hits every side
                     print(f"  server {i + 1}/{servers}", flush=True)
                     rows["inspect"].append(inspect_session(browser, inputs))
+                    # opened as a user does the first time (scoring it), then reopened (the
+                    # columnar copy and derived values the first one left)
+                    forget_run_copies(inputs["verdicts"] / "frames")
+                    rows["ours_raw_first"].append(
+                        ours_session(browser, app_dir, inputs["raw"], inputs, cold_verdicts)
+                    )
                     rows["ours_raw"].append(
                         ours_session(browser, app_dir, inputs["raw"], inputs, cold_verdicts)
                     )
@@ -213,9 +219,6 @@ def bench_peer(
                         ours_session(browser, app_dir, inputs["scored"], inputs, False)
                     )
                 entry = {k: _best(v) for k, v in rows.items()}
-                entry["ours_raw_first"] = rows["ours_raw"][0]  # scored while opening
-                if len(rows["ours_raw"]) > 1:  # reopened: the copy of the first one's scores
-                    entry["ours_raw"] = _best(rows["ours_raw"][1:])
                 entry["input"] = {k: inputs[k] for k in INPUT_FIELDS}
                 entry["ratio_raw_vs_inspect"] = _ratio(entry["ours_raw"], entry["inspect"])
                 entry["ratio_scored_vs_inspect"] = _ratio(entry["ours_scored"], entry["inspect"])
@@ -231,6 +234,16 @@ def bench_peer(
     results["load_after"] = _load()
     results["timings_taken_while_busy"] = list(run.NOISY)
     return results
+
+
+def forget_run_copies(frames: Path) -> None:
+    """Remove the columnar copies of raw runs under ``frames`` and the derived values kept
+    beside them (``derived/run*``, named like the copy): the next server opens the folder
+    as the very first time. The copies of scored JSONL files are kept."""
+    for stale in frames.glob("run*.parquet"):
+        stale.unlink()
+    for stale in (frames / "derived").glob("run*"):
+        shutil.rmtree(stale)
 
 
 def ensure_venv() -> Path:
