@@ -6,10 +6,10 @@ took 2.6 GB and half a minute. Above :data:`STREAM_BYTES` of raw data it comes h
 instead: the folder is scored by :func:`dagmath_viz.pipeline.score_paths` (the pool of
 ``dagmath score``: trajectories never leave its workers) and its JSON lines become the
 scored frame a slice at a time while the files are scored
-(:data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines, parsed like a scored JSONL
-file), so neither every trajectory nor every record dict exists at once. Every row's trajectory is then ``None``, as for rows read from scored JSONL: a
-page reads one trajectory's steps back from its ``source`` when it needs them
-(:class:`dagmath_viz.sources.SourceReader`).
+(:data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines), so neither every trajectory nor
+every record dict exists at once. Every row's trajectory is then ``None``, as for rows
+read from scored JSONL: a page reads one trajectory's steps back from its ``source`` when
+it needs them (:class:`dagmath_viz.sources.SourceReader`).
 
 Rows, their order, column values and issues are those of the in-memory path (trajectories
 in file order, then pre-scored records); ``tests/test_streamed.py`` compares the two.
@@ -34,7 +34,7 @@ import pandas as pd
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.loading import AnswerKey, Discovery, layout_of, parse_scored_jsonl
+from dagmath_viz.loading import AnswerKey, Discovery, layout_of
 from dagmath_viz.pipeline import IN_PROCESS_BYTES, FileScore, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.scoring import finish_lines, records_frame
@@ -362,9 +362,9 @@ def main_script_hidden() -> Iterator[None]:
 def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None) -> pd.DataFrame:
     """Scored JSON lines as one frame, a slice of ``slice_bytes`` at a time.
 
-    Each slice is parsed as a scored JSONL file is (:func:`parse_scored_jsonl`, then
-    :func:`records_frame`), and the slices are joined as ``load_corpus`` joins a scored
-    file's, so the columns and dtypes are those of one frame built from every record.
+    Each slice is parsed in one go and made a frame (:func:`records_frame`), and the slices
+    are joined as ``load_corpus`` joins a scored file's, so the columns and dtypes are those
+    of one frame built from every record.
     """
     from dagmath_viz.corpus import SCORED_SLICE, _concat
 
@@ -384,10 +384,10 @@ def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None
 
 
 def _slice_frame(lines: list[bytes]) -> pd.DataFrame:
-    records = parse_scored_jsonl(b"".join(lines))
-    if records is None:  # the scorer writes valid records: only a field's type could differ
-        records = [jsonio.parse(line) for line in lines]
-    return records_frame(records)
+    """The frame of the scorer's own JSON lines (each one object), parsed in one go: no
+    check of the records as a scored file's (:func:`parse_scored_jsonl`) gets, which would
+    only choose between this and parsing line by line, to the same records."""
+    return records_frame(jsonio.parse(b"[" + b",".join(lines) + b"]"))
 
 
 def read_back(
