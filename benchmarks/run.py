@@ -704,12 +704,13 @@ def markdown(results: dict) -> str:
         "other work kept the CPUs busy.",
         "",
     ]
-    again = results.get("remeasured")
-    if again:
+    again = results.get("remeasured") or []
+    for entry in [again] if isinstance(again, dict) else again:
+        on = f" ({entry['cpu']})" if entry.get("cpu") else ""
         lines[0] += (
-            f" Re-measured afterwards, on {again['date']} with `{again['command']}`: "
-            f"{', '.join(again['sections'])} (load average {again['load_before']} before, "
-            f"{again['load_after']} after; {len(again['timings_taken_while_busy'])} timings "
+            f" Re-measured afterwards, on {entry['date']}{on} with `{entry['command']}`: "
+            f"{', '.join(entry['sections'])} (load average {entry['load_before']} before, "
+            f"{entry['load_after']} after; {len(entry['timings_taken_while_busy'])} timings "
             "taken while the CPUs were busy)."
         )
     lines += [
@@ -789,14 +790,22 @@ def merged(full: Path, part: Path) -> dict:
     results.setdefault("errors", {})
     for key in sections:
         results["errors"].pop(key, None)
-    results["remeasured"] = {
-        "sections": sections,
-        "date": newer["date"],
-        "command": newer["command"] + "".join(f" --only {k}" for k in sections),
-        "load_before": newer["load_before"],
-        "load_after": newer["load_after"],
-        "timings_taken_while_busy": newer.get("timings_taken_while_busy", []),
-    }
+    # a file merged before keeps its earlier re-measurements, less the sections measured anew
+    earlier = results.get("remeasured") or []
+    earlier = [earlier] if isinstance(earlier, dict) else earlier
+    for entry in earlier:
+        entry["sections"] = [k for k in entry["sections"] if k not in sections]
+    results["remeasured"] = [e for e in earlier if e["sections"]] + [
+        {
+            "sections": sections,
+            "date": newer["date"],
+            "cpu": newer.get("machine", {}).get("cpu"),
+            "command": newer["command"] + "".join(f" --only {k}" for k in sections),
+            "load_before": newer["load_before"],
+            "load_after": newer["load_after"],
+            "timings_taken_while_busy": newer.get("timings_taken_while_busy", []),
+        }
+    ]
     return results
 
 
@@ -834,7 +843,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.merge:
         results = merged(*args.merge)
         results["targets"] = verdicts(results)
-        out = args.merge[0].with_name(args.merge[0].stem + "-merged.json")
+        stem = args.merge[0].stem  # a merged file merged again is rewritten in place
+        out = args.merge[0].with_name(stem if stem.endswith("-merged") else f"{stem}-merged")
+        out = out.with_suffix(".json")
         out.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
         text = markdown(results)
         print(text)
