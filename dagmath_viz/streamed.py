@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
+import threading
 import time
-import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from itertools import chain
+from multiprocessing import spawn
 from pathlib import Path
 
 import numpy as np
@@ -334,29 +334,43 @@ def main_script_hidden() -> Iterator[None]:
     """Keep the script that runs as ``__main__`` from running again in every worker.
 
     Streamlit runs the app's script as a module it installs as ``sys.modules["__main__"]``
-    (with the script's ``__file__`` and no ``__spec__``). A process started by a fork
-    server or by spawn, as the pool's workers are in a threaded server, imports that file
-    first, as multiprocessing does for a script's own functions: each worker ran the whole
-    app again (loading the data source in bare mode), which made a streamed load in the
-    server several times slower than the same load in a script. While the pool starts and
-    runs, ``__main__`` is a bare module, so the workers import nothing; nothing the workers
-    run lives in the script. A ``__main__`` with a spec (``python -m``) or without a file
-    is left alone: multiprocessing imports nothing for those either.
+    (with the script's ``__file__`` and no ``__spec__``), anew for every script run. A
+    process started by a fork server or by spawn, as the pool's workers are in a threaded
+    server, imports that file first, as multiprocessing does for a script's own functions:
+    each worker ran the whole app again (loading the data source in bare mode), which made
+    a streamed load in the server several times slower than the same load in a script.
+    While this is active, the processes started leave ``__main__`` alone: nothing the
+    workers run lives in the script. It holds for every process started meanwhile, also
+    after a script run has put its module back as ``__main__`` (a worker the pool starts
+    again when one died, say on a SIGTERM to the server's whole process group: those
+    imported the app and the server hung on its way out). A ``__main__`` with a spec
+    (``python -m``) is imported by name and left alone.
     """
-    main = sys.modules.get("__main__")
-    if main is None or getattr(main, "__spec__", None) is not None:
-        yield
-        return
-    if not getattr(main, "__file__", None):
-        yield
-        return
-    stand_in = types.ModuleType("__main__")
-    sys.modules["__main__"] = stand_in
+    global _hiding
+    with _hiding_lock:
+        if spawn.get_preparation_data is not _preparation_data:
+            _ORIGINAL_PREPARATION.append(spawn.get_preparation_data)
+            spawn.get_preparation_data = _preparation_data
+        _hiding += 1
     try:
         yield
     finally:
-        if sys.modules.get("__main__") is stand_in:  # not replaced by another script run
-            sys.modules["__main__"] = main
+        with _hiding_lock:
+            _hiding -= 1
+
+
+_hiding = 0  # main_script_hidden() contexts active (loads in several threads at once)
+_hiding_lock = threading.Lock()
+_ORIGINAL_PREPARATION: list[Callable[[str], dict]] = []
+
+
+def _preparation_data(name: str) -> dict:
+    """``multiprocessing.spawn.get_preparation_data``, without the main script's path
+    while :func:`main_script_hidden` is active."""
+    data = _ORIGINAL_PREPARATION[0](name)
+    if _hiding:
+        data.pop("init_main_from_path", None)
+    return data
 
 
 def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None) -> pd.DataFrame:

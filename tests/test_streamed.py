@@ -199,6 +199,36 @@ def test_pool_workers_do_not_run_the_app_script_again(tmp_path, monkeypatch, ans
     assert sys.modules["__main__"] is fake_main  # put back afterwards
 
 
+def test_a_worker_started_after_a_script_run_does_not_run_the_script(tmp_path, monkeypatch):
+    """Streamlit installs its script module as ``__main__`` anew on every script run, so
+    while a load runs, ``__main__`` may be the app again when the pool starts a worker
+    (one died: a SIGTERM to the server's process group made the server hang on its way
+    out, its new workers each running the app). No process started meanwhile runs it."""
+    import multiprocessing
+    import sys
+    import time
+    import types
+
+    marker = tmp_path / "ran.txt"
+    script = tmp_path / "fake_app.py"
+    script.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(script)
+
+    def start_one() -> None:
+        proc = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
+        proc.start()
+        proc.join(60)
+        assert proc.exitcode == 0
+
+    with streamed.main_script_hidden():
+        monkeypatch.setitem(sys.modules, "__main__", fake_main)  # a script run, meanwhile
+        start_one()
+    assert not marker.exists()
+    start_one()  # outside, multiprocessing does what it always does: the check can fail
+    assert marker.exists()
+
+
 def test_the_folder_is_walked_once(tmp_path, monkeypatch, answer_checker):
     """``load_corpus`` hands its discovery to the scorer: a large folder (5,000 files in the
     benchmark) is not listed a second time inside ``score_paths``."""
