@@ -14,6 +14,7 @@ loads on the first visit.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -73,7 +74,32 @@ def main(argv: list[str]) -> int:
         target=_preload, args=(common, app_args), name="dagmath-preload", daemon=True
     ).start()
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]
-    return cli.main()
+    try:
+        code = cli.main()
+    except SystemExit as stop:
+        code = stop.code
+    return _stopped(code, common.LOAD_THREAD)
+
+
+def _stopped(code: object, load_thread: str) -> object:
+    """The server has stopped: ``code`` to exit with, at once if a load is still running
+    (a thread named ``load_thread``).
+
+    A stop mid-load (a SIGTERM to the whole process group: systemd, ``timeout``) kills the
+    scoring pool's workers too, and ``multiprocessing.Pool``'s finaliser at exit can then
+    block for ever on their task queue (about one such stop in six). Nothing of an
+    unfinished load is kept, so the process kills the processes it started and leaves
+    without the finalisers; the fork server and resource tracker end as their pipes close.
+    """
+    if any(t.name == load_thread and t.is_alive() for t in threading.enumerate()):
+        import multiprocessing
+
+        for child in multiprocessing.active_children():  # the workers, the checker's
+            child.kill()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+    return code
 
 
 if __name__ == "__main__":

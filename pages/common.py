@@ -158,6 +158,10 @@ class _Once:
             return self._value
 
 
+#: The name of the thread a data source loads in (:class:`_Load`).
+LOAD_THREAD = "dagmath-load"
+
+
 class _Load:
     """A corpus loaded once, in a thread of its own, for every session that asks.
 
@@ -194,7 +198,7 @@ class _Load:
             self._error = self._progress = self._so_far = None
             self._started = time.monotonic()
             self._thread = threading.Thread(
-                target=self._run, args=(compute,), name="dagmath-load", daemon=True
+                target=self._run, args=(compute,), name=LOAD_THREAD, daemon=True
             )
             self._thread.start()
 

@@ -10,6 +10,7 @@ file each, and an answer key; ``tests/logcount.py``) is the data.
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 
 import pytest
@@ -124,3 +125,31 @@ def test_the_terminal_hears_how_far_a_long_load_is(monkeypatch, capsys):
     assert lines[1].startswith("dagmath app: 1 of 4 files read (")
     assert lines[2].startswith("dagmath app: 3 trajectories from 4 files ready in ")
     assert len(lines) == 3
+
+
+def test_a_stop_mid_load_leaves_at_once(monkeypatch):
+    """A server stopped while a load runs exits with its code at once (os._exit): the
+    pool's finaliser could otherwise wait for ever on workers killed with the server."""
+    import serve
+
+    left = []
+
+    def exit_now(code):
+        left.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(serve.os, "_exit", exit_now)
+    assert serve._stopped(0, "dagmath-test-load") == 0  # no load running: a normal exit
+    assert left == []
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, name="dagmath-test-load", daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(SystemExit):
+            serve._stopped(None, "dagmath-test-load")
+        with pytest.raises(SystemExit):
+            serve._stopped(3, "dagmath-test-load")
+    finally:
+        release.set()
+        thread.join()
+    assert left == [0, 3]
