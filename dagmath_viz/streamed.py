@@ -268,15 +268,24 @@ class _Frames:
         if self._progress:
             self._progress(done, total)
 
+    #: Files between two looks at the files still waiting for verdicts (a look at every
+    #: file would make a cold run, with hundreds of files waiting, quadratic).
+    RECHECK_EVERY = 64
+
     def __call__(self, score: FileScore, verdicts: dict, index: int) -> None:
         self.done += 1
-        self.waiting.append((index, score))
         if self.partial is not None and score.scored_lines:
             self.pre_scored.append(scored_frame_of_lines(score.scored_lines))
-        self._take_settled(verdicts)
+        if _settled(score, verdicts):
+            self._add(index, list(finish_lines(score.records, verdicts)))
+        else:
+            self.waiting.append((index, score))
+        if self.waiting and self.done % self.RECHECK_EVERY == 0:
+            self._take_settled(verdicts)
         if self.size >= self.slice:
             self._make_frame()
         if self.partial is not None and time.monotonic() >= self.next_at:
+            self._take_settled(verdicts)
             self._show()
             now = time.monotonic()
             gap = max(self.every, (now - self.start) / 2) if self.every > 0 else 0.0
@@ -285,7 +294,7 @@ class _Frames:
     def _take_settled(self, verdicts: dict) -> None:
         still = []
         for index, score in self.waiting:
-            if all(r.pair is None or verdicts.get(r.pair) is not None for r in score.records):
+            if _settled(score, verdicts):
                 self._add(index, list(finish_lines(score.records, verdicts)))
             else:
                 still.append((index, score))
@@ -327,6 +336,11 @@ class _Frames:
         if len(files) > 1 and (np.diff(files) < 0).any():  # scored out of file order
             frame = frame.take(np.argsort(files, kind="stable")).reset_index(drop=True)
         return frame
+
+
+def _settled(score: FileScore, verdicts: dict) -> bool:
+    """Whether every answer of the file's records is checked."""
+    return all(r.pair is None or verdicts.get(r.pair) is not None for r in score.records)
 
 
 @contextmanager

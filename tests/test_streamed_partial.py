@@ -106,3 +106,22 @@ def test_the_frame_made_while_scoring_is_the_frame_of_the_lines(
     )
     assert len(expected) > 100
     pd.testing.assert_frame_equal(frame, expected)
+
+
+def test_files_waiting_for_verdicts_keep_their_place(monkeypatch, answer_checker):
+    """Files whose answers are still being checked wait (looked at again every few files
+    and at the end) and their rows still land in file order: here no verdict is known
+    until the end, and the files come in reverse."""
+    monkeypatch.setattr(streamed._Frames, "RECHECK_EVERY", 3)
+    got: list[tuple] = []
+    with score_paths(
+        [SAMPLE], checker=answer_checker, on_file=lambda s, v, i: got.append((s, i))
+    ) as run:
+        expected = streamed.scored_frame_of_lines(run.trajectory_lines(), slice_bytes=1 << 30)
+        verdicts = dict(run.verdicts)
+    assert any(r.pair is not None for score, _ in got for r in score.records)
+    frames = streamed._Frames(None, 0.0, None)
+    for score, index in reversed(got):
+        frames(score, {}, index)  # nothing checked yet: every file with a pair waits
+    assert frames.waiting
+    pd.testing.assert_frame_equal(frames.finish(verdicts), expected)
