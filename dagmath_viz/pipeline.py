@@ -505,12 +505,11 @@ class ScoredRun:
             elif settled and verdicts.get(rec.pair) is None:
                 settled = False  # a check still running: finished when read back
             self.n_illegal += not rec.legal
-        if not self.keep_trajectory_lines:
-            pass  # the caller makes them (score_paths' on_file)
-        elif records and settled:
-            self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)), index)
-        elif records:
-            self._pieces.append(_AWAITING, _pack_awaiting(records), index)
+        if records and self.keep_trajectory_lines:  # else the caller makes them (on_file)
+            if settled:
+                self._pieces.append(_LINES, b"".join(finish_lines(records, verdicts)), index)
+            else:
+                self._pieces.append(_AWAITING, _pack_awaiting(records), index)
         if result.scored_lines:
             self._scored.append(_LINES, b"".join(result.scored_lines), index)
 
