@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import common
+from explorer import common
 
 st.set_page_config(
     page_title="dagmath-viz", page_icon=str(common.ROOT / "assets" / "favicon.png"), layout="wide"

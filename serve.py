@@ -2,7 +2,7 @@
 
 ``python serve.py [STREAMLIT OPTIONS] [-- --data PATH [--answers FILE]]`` is ``streamlit run
 app.py`` with the same options, except that the data source a first visit shows starts
-loading as the server starts (:func:`pages.common.preload`), not when the first browser
+loading as the server starts (:func:`explorer.common.preload`), not when the first browser
 connects. ``dagmath app`` runs this, and so does ``bash scripts/app.sh``.
 
 A scored run's copy is read, and a raw folder is being scored, while the browser is still
@@ -29,7 +29,7 @@ def _preload(common, app_args: list[str]) -> None:
     """Load the data source (in its own load thread) and say in the terminal how far it
     is, every :data:`PROGRESS_EVERY` seconds, and when it is ready; a fault is the page's
     to report (the first visit tries again)."""
-    from dagmath_viz.text import counted  # imported already, by pages.common
+    from dagmath_viz.text import counted  # imported already, by explorer.common
 
     start = last = time.monotonic()
 
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))  # as streamlit run does for app.py: `pages` is importable
     from streamlit.web import cli
 
-    from pages import common
+    from explorer import common
 
     threading.Thread(
         target=_preload, args=(common, app_args), name="dagmath-preload", daemon=True

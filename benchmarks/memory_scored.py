@@ -5,7 +5,7 @@ in the real ``dagmath score`` format: it scores a generated 2,000-trajectory run
 (``generate.py``) with ``dagmath score`` and repeats its records under new problem ids
 (``<id>-c<k>``, sources renamed alike) until there are N, so every field is one the scorer
 wrote. Then, in a fresh interpreter, it opens them the way the app does (``load_corpus``,
-the call ``pages/common.py``'s ``corpus_for`` makes, then every table the Overview and the
+the call ``explorer/common.py``'s ``corpus_for`` makes, then every table the Overview and the
 Table page derive) and reports the resident memory after each step and its peak. With
 ``--app`` it also starts the real app on them (``streamlit run app.py -- --data``), opens
 the Overview and then every other page that reads scored records (Trajectories, Trajectory,
@@ -86,9 +86,10 @@ def scored_jsonl(n: int, data: Path) -> Path:
 def measure_library(path: Path) -> dict:
     """In this process: open ``path`` as the app does and derive the pages' tables."""
     steps: dict[str, dict] = {"start": proc_mb()}
-    from dagmath_viz import figures, metrics, tables
-    from dagmath_viz.corpus import load_corpus
-    from dagmath_viz.trajectory_table import search_text, trajectory_table
+    from dagmath_viz.analysis import metrics, tables
+    from dagmath_viz.analysis.trajectory_table import search_text, trajectory_table
+    from dagmath_viz.draw import figures
+    from dagmath_viz.run.corpus import load_corpus
 
     steps["imports"] = proc_mb()
     t = time.perf_counter()

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from dagmath_viz import metrics, tables
+from dagmath_viz.analysis import metrics, tables
 
 
 def frame(n: int, seed: int = 0) -> pd.DataFrame:

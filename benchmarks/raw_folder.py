@@ -40,7 +40,7 @@ def proc_mb():
     return out
 
 if __name__ == "__main__":
-    from dagmath_viz.corpus import load_corpus
+    from dagmath_viz.run.corpus import load_corpus
     path, mode = sys.argv[1], sys.argv[2]
     stream = 0 if mode == "streamed" else 1 << 62
     t0, c0 = time.perf_counter(), time.process_time()

@@ -504,7 +504,7 @@ def dag_trajectory(n: int, seed: int = 0):
 
 
 def bench_render(repeat: int, with_browser: bool) -> dict:
-    from dagmath_viz.render import render_dag_html
+    from dagmath_viz.draw.render import render_dag_html
 
     out = {}
     pages = {}

@@ -8,11 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dagmath_viz import figures, metrics, tables
-from dagmath_viz.corpus import natural_key
+from dagmath_viz.analysis import metrics, tables
+from dagmath_viz.draw import figures
+from dagmath_viz.run.corpus import natural_key
 from dagmath_viz.text import escape_markdown
-from pages import common
-from pages.graph_view import trajectory_view
+from explorer import common
+from explorer.graph_view import trajectory_view
 
 corpus = common.corpus()
 df = corpus.scored

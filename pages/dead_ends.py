@@ -7,19 +7,19 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dagmath_viz import figures
-from dagmath_viz.deadends import CATEGORIES, MAX_STEPS, dead_end_table
-from dagmath_viz.sources import (
+from dagmath_viz.analysis.deadends import CATEGORIES, MAX_STEPS, dead_end_table
+from dagmath_viz.analysis.step_tags import UNTAGGED
+from dagmath_viz.draw import figures
+from dagmath_viz.formats.sources import (
     AUTO_SOURCE_FILES,
     UNKNOWN,
     dead_end_category_counts,
     missing_sources,
     scored_dead_end_table,
 )
-from dagmath_viz.step_tags import UNTAGGED
-from dagmath_viz.streamed import dead_ends_read_back, tag_counts_read_back
+from dagmath_viz.run.streamed import dead_ends_read_back, tag_counts_read_back
 from dagmath_viz.text import escape_markdown, plain
-from pages import common
+from explorer import common
 
 corpus = common.corpus()
 df = corpus.scored

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dagmath_viz import figures, paper_figures, tables
+from dagmath_viz.analysis import tables
+from dagmath_viz.analysis.metrics import GRAPH_STATS
 from dagmath_viz.bundled import bundled_notice
-from dagmath_viz.metrics import GRAPH_STATS
-from pages import common
+from dagmath_viz.draw import figures, paper_figures
+from explorer import common
 
 corpus = common.corpus()
 df = corpus.scored

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dagmath_viz import figures, tables
+from dagmath_viz.analysis import tables
+from dagmath_viz.draw import figures
+from dagmath_viz.draw.render import render_proof_html
 from dagmath_viz.logic import efficiency_table, model_proof_summary, proof_graph, read_jsonl
-from dagmath_viz.render import render_proof_html
 from dagmath_viz.schema import DagMathError, InputError
+from dagmath_viz.store.uploads import check_efficiency_records
 from dagmath_viz.text import escape_markdown, math_markdown, plain
-from dagmath_viz.uploads import check_efficiency_records
-from pages import common
+from explorer import common
 
 common.corpus()  # runs the frame first (data source, problems panel)
 GSM = common.ROOT / "sample_data" / "gsm"

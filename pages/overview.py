@@ -7,9 +7,10 @@ from typing import Any
 
 import streamlit as st
 
-from dagmath_viz import figures, metrics, paper_figures, tables
+from dagmath_viz.analysis import metrics, tables
 from dagmath_viz.bundled import bundled_notice
-from pages import common
+from dagmath_viz.draw import figures, paper_figures
+from explorer import common
 
 
 def chart_on_demand(label: str, key: str, figure: Callable[[], Any]) -> None:

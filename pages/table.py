@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dagmath_viz.schema import CLASSES
-from dagmath_viz.trajectory_table import (
+from dagmath_viz.analysis.trajectory_table import (
     CORRECTNESS,
     SORTABLE,
     TableFilter,
@@ -15,7 +14,8 @@ from dagmath_viz.trajectory_table import (
     sort_table,
     trajectory_table,
 )
-from pages import common
+from dagmath_viz.schema import CLASSES
+from explorer import common
 
 corpus = common.corpus()
 df = corpus.scored

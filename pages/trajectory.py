@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dagmath_viz import tables
+from dagmath_viz.analysis import tables
+from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import escape_markdown, math_markdown, plain
-from dagmath_viz.trajectory_table import trajectory_index
-from pages import common, graph_view
+from explorer import common, graph_view
 
 corpus = common.corpus()
 df = corpus.scored

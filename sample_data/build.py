@@ -9,7 +9,7 @@ merged into the one ``runs/answers.json``. To add a data set, write a function
 
 The simulated runs reproduce the *shape* of the DAG-MATH paper's findings (its Tables 1-4):
 six simulated models walk generated task DAGs with the Phase-2 process
-(``dagmath_viz/simulate.py``). Five share one focus and differ only in their wrong-sink
+(``dagmath_viz/analysis/simulate.py``). Five share one focus and differ only in their wrong-sink
 aversion, so their PASS@1 spreads while their R̂ stays put; the sixth is weak (a lower
 focus, no aversion). See ``sample_data/README.md``.
 
@@ -33,9 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: use this repository's package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dagmath_viz.bundled import MARKER_NAME  # noqa: E402
-from dagmath_viz.schema import DagMathError  # noqa: E402
-from dagmath_viz.simulate import (  # noqa: E402
+from dagmath_viz.analysis.simulate import (  # noqa: E402
     Policy,
     TaskDag,
     dump_json,
@@ -43,6 +41,8 @@ from dagmath_viz.simulate import (  # noqa: E402
     sample_path,
     simulate_samples,
 )
+from dagmath_viz.bundled import MARKER_NAME  # noqa: E402
+from dagmath_viz.schema import DagMathError  # noqa: E402
 
 __all__ = [
     "BUILT_FOLDERS",

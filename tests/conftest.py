@@ -1,7 +1,7 @@
 """Fixtures shared by the engine tests: the real few-shot data, test data, one answer checker.
 
 One fixture is autouse: :func:`_private_frame_cache` points the columnar copies of scored
-JSONL (:mod:`dagmath_viz.colcache`) at a folder of the test session, so no test writes to
+JSONL (:mod:`dagmath_viz.store.frames`) at a folder of the test session, so no test writes to
 the user's ``~/.cache`` (servers the browser tests start inherit it).
 
 ``shared_data`` skips when ``../shared`` is absent, and fails instead when
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.answers import AnswerChecker
+from dagmath_viz.answers.check import AnswerChecker
 
 REQUIRE_SHARED = "DAGMATH_REQUIRE_SHARED"
 SHARED_ROOT = Path(__file__).parents[1] / ".." / "shared"

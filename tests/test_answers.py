@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from dagmath_viz.answers import (
+from dagmath_viz.answers.check import (
     AnswerChecker,
     Verdict,
     default_checker,
@@ -143,7 +143,7 @@ def test_hostile_answer_from_a_thread_times_out_and_the_checker_recovers() -> No
 
 _ORPHAN_SCRIPT = r"""
 import sys, threading
-from dagmath_viz.answers import AnswerChecker
+from dagmath_viz.answers.check import AnswerChecker
 checker = AnswerChecker(timeout=600)
 checker.prestart()  # started from a short-lived thread, as dagmath score does
 checker._starter.join()
@@ -264,7 +264,8 @@ def _cache_corpus(root) -> object:
 # cached) would make the runs differ for a reason that is not the cache's.
 _SCORE_WITH_A_LONG_DEADLINE = """
 import sys
-from dagmath_viz import answers, cli
+from dagmath_viz import cli
+from dagmath_viz.answers import check as answers
 answers.AnswerChecker.__init__.__defaults__ = (60.0, None)
 sys.exit(cli.main(["score", *sys.argv[1:]]))
 """

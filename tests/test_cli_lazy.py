@@ -108,4 +108,4 @@ def test_score_imports_no_other_command() -> None:
     loaded = set(done.stdout.split())
     assert "dagmath_viz.cli.score" in loaded
     others = {m for m in EXPECTED.values() if m != "dagmath_viz.cli.score"}
-    assert not loaded & (others | {"dagmath_viz.simulate", "dagmath_viz.logic.export"})
+    assert not loaded & (others | {"dagmath_viz.analysis.simulate", "dagmath_viz.logic.export"})

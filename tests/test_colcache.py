@@ -1,4 +1,4 @@
-"""The columnar copy of a scored JSONL file (dagmath_viz/colcache.py, via load_corpus).
+"""The columnar copy of a scored JSONL file (dagmath_viz/store/frames.py, via load_corpus).
 
 The frame read back from the copy must be the frame parsed from the JSONL, dtypes, lists,
 None and NaN included: each test compares a load that read the copy against a load with
@@ -15,9 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import colcache, corpus, viewcache
 from dagmath_viz.cli import main
-from dagmath_viz.corpus import load_corpus
+from dagmath_viz.run import corpus
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.store import frames as colcache
+from dagmath_viz.store import views as viewcache
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_RUNS = ROOT / "sample_data" / "runs"
@@ -261,7 +263,7 @@ def test_values_json_would_change_are_not_cached(tmp_path, frames):
 
 def test_uploaded_files_are_never_copied(tmp_path, frames, monkeypatch):
     """Uploads live only as long as their session; a copy in the cache would outlive it."""
-    from dagmath_viz.uploads import UploadedFile, UploadStore
+    from dagmath_viz.store.uploads import UploadedFile, UploadStore
 
     store = UploadStore(parent=tmp_path)
     text = "".join(json.dumps(r) + "\n" for r in ODD_RECORDS).encode()

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from dagmath_viz.cli import main
-from dagmath_viz.corpus import load_corpus, natural_key
-from dagmath_viz.loading import load_paths
+from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.run.corpus import load_corpus, natural_key
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +89,7 @@ def _scored_file(tmp_path, monkeypatch):
 
 
 def test_scored_jsonl_read_in_slices_is_the_same_frame(tmp_path, monkeypatch):
-    import dagmath_viz.corpus as corpus_module
+    import dagmath_viz.run.corpus as corpus_module
 
     path = _scored_file(tmp_path, monkeypatch)
     whole = load_corpus([path]).scored
@@ -109,7 +109,7 @@ def test_scored_jsonl_read_in_slices_is_the_same_frame(tmp_path, monkeypatch):
 
 
 def test_a_bad_line_in_a_later_slice_is_named_and_the_rest_kept(tmp_path, monkeypatch):
-    import dagmath_viz.corpus as corpus_module
+    import dagmath_viz.run.corpus as corpus_module
 
     path = _scored_file(tmp_path, monkeypatch)
     lines = path.read_text().splitlines()

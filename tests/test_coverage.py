@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dagmath_viz.metrics import bootstrap_interval, mean_interval, paired_difference
-from dagmath_viz.scoring import records_frame
+from dagmath_viz.analysis.metrics import bootstrap_interval, mean_interval, paired_difference
+from dagmath_viz.score.reference import records_frame
 
 TRUE_MEAN = 0.6 / (0.6 + 2.4)
 REPLICATIONS = 1500

@@ -149,7 +149,7 @@ def _one_clear_line(proc: subprocess.CompletedProcess, *fragments: str) -> str:
 
 def _connect_fails_quickly(address: str) -> str:
     """The library call behind ``--dask``: one DagMathError within the issue's 10 s."""
-    from dagmath_viz.distributed import connect
+    from dagmath_viz.run.distributed import connect
 
     start = time.monotonic()
     with pytest.raises(DagMathError) as err:
@@ -161,8 +161,8 @@ def _connect_fails_quickly(address: str) -> str:
 def test_relative_path_and_progress_on_a_real_cluster(cluster_factory, tmp_path):
     from distributed import Client
 
-    from dagmath_viz.answers import AnswerChecker
-    from dagmath_viz.distributed import score_on_dask
+    from dagmath_viz.answers.check import AnswerChecker
+    from dagmath_viz.run.distributed import score_on_dask
 
     cluster = cluster_factory(n_workers=2)
     cluster.wait_for_workers(2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dagmath_viz.deadends import categorise_dead_ends, dead_end_counts, dead_end_table
+from dagmath_viz.analysis.deadends import categorise_dead_ends, dead_end_counts, dead_end_table
 from dagmath_viz.schema import Step, Trajectory
 
 

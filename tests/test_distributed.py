@@ -16,10 +16,10 @@ pytest.importorskip("distributed")
 from distributed import Client, LocalCluster  # noqa: E402
 from test_fastscore import _fault_run, serial_lines  # noqa: E402
 
-from dagmath_viz import pipeline  # noqa: E402
-from dagmath_viz.answers import AnswerChecker  # noqa: E402
+from dagmath_viz.answers.check import AnswerChecker  # noqa: E402
 from dagmath_viz.cli import main  # noqa: E402
-from dagmath_viz.distributed import score_on_dask  # noqa: E402
+from dagmath_viz.run import pool as pipeline
+from dagmath_viz.run.distributed import score_on_dask  # noqa: E402
 
 REPO = Path(__file__).parents[1]
 

@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.exactforms import exact_verdict, read_value
+from dagmath_viz.answers.check import AnswerChecker
+from dagmath_viz.answers.exactforms import exact_verdict, read_value
 
 
 @pytest.mark.parametrize(

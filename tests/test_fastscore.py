@@ -1,7 +1,7 @@
 """fastscore.py against the reference path: the byte-equality oracle.
 
 Golden rule: for any input, ``score_paths(...).lines()`` (which takes the fast path of
-:mod:`dagmath_viz.fastscore` wherever it can) equals, byte for byte, the records of
+:mod:`dagmath_viz.score.fast` wherever it can) equals, byte for byte, the records of
 ``load_paths`` + ``score_records`` (plus pre-scored records) serialised as ``dagmath
 score`` always did, with the same issues in the same order. Checked on the fixture data and
 on a seeded run holding every fault the fast path must hand back to loading.
@@ -17,11 +17,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dagmath_viz import pipeline
-from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.fastscore import measure_clean_steps
-from dagmath_viz.loading import load_paths
-from dagmath_viz.scoring import (
+from dagmath_viz.answers.check import AnswerChecker
+from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.run import pool as pipeline
+from dagmath_viz.score.fast import measure_clean_steps
+from dagmath_viz.score.reference import (
     HEAD_FIELDS,
     RECORD_FIELDS,
     TAIL_FIELDS,

@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fastscore import assert_same
 
-from dagmath_viz import fastscore, loading
+from dagmath_viz.formats import loading
+from dagmath_viz.score import fast as fastscore
 
 
 def _step(i: int, parents: str = "null", text: str | None = None, extra: str = "") -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dagmath_viz import figures
+from dagmath_viz.draw import figures
 
 
 def _values(trace_values) -> list:
@@ -239,7 +239,7 @@ def test_scatter_without_shared_problems_is_empty_not_an_error():
 
 
 def test_paper_figures_use_the_model_colours_and_escape_names():
-    from dagmath_viz import paper_figures
+    from dagmath_viz.draw import paper_figures
 
     table = pd.DataFrame({"model": [BEACON, "b"], "difficulty_group": [1, 1],
                           "pass_at_1": [0.5, 0.6], "r_hat": [0.2, 0.3],

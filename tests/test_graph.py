@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from dagmath_viz import graph as g
-from dagmath_viz.graph import StepGraph
+from dagmath_viz.score import graph as g
+from dagmath_viz.score.graph import StepGraph
 
 
 def make(*parents: tuple[int, ...]) -> StepGraph:

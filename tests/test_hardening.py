@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz import uploads
-from dagmath_viz.uploads import UploadedFile, materialise_uploads
+from dagmath_viz.store import uploads
+from dagmath_viz.store.uploads import UploadedFile, materialise_uploads
 
 REPO = Path(__file__).resolve().parents[1]
 BAD = Path(__file__).parent / "data" / "bad"
@@ -360,7 +360,7 @@ def test_hostile_text_reaches_the_output_as_data(cli_run):
 
 
 def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
-    from dagmath_viz.loading import load_paths
+    from dagmath_viz.formats.loading import load_paths
 
     (tmp_path / "run" / "sub").mkdir(parents=True)
     (tmp_path / "run" / "sub" / "a.json").write_text(json.dumps([_record("1")]))
@@ -379,8 +379,8 @@ def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
 def test_a_very_deep_graph_is_laid_out_in_reading_order():
     """A 2,800-step chain (vis-network's recursive layout used to overflow Chromium's stack on
     it) is laid out here, one row per step in reading order, every node placed."""
-    from dagmath_viz.layout import ROW_STEP
-    from dagmath_viz.render import render_dag_html
+    from dagmath_viz.draw.layout import ROW_STEP
+    from dagmath_viz.draw.render import render_dag_html
     from dagmath_viz.schema import Step, Trajectory
 
     n = 2_802
@@ -556,7 +556,7 @@ def test_a_megabyte_of_boxes_is_read_in_linear_time():
     ``\\fbox`` from each box to the end of the text made this quadratic (about a minute);
     the subprocess's timeout is the hang guard."""
     code = (
-        "from dagmath_viz.answers import predicted_answer; "
+        "from dagmath_viz.answers.check import predicted_answer; "
         "assert predicted_answer(r'\\boxed{1}' * 110_000) == '1'"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=10)

@@ -15,10 +15,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dagmath_viz import answers
-from dagmath_viz.answers import default_cache_file, kept_checker
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.uploads import UPLOADS_PREFIX
+from dagmath_viz.answers import check as answers
+from dagmath_viz.answers.check import default_cache_file, kept_checker
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.store.uploads import UPLOADS_PREFIX
 
 IN_MEMORY = 1 << 62
 

@@ -1,4 +1,4 @@
-"""Tests of dagmath_viz.layout and of the truthfulness of every drawn graph.
+"""Tests of dagmath_viz.draw.layout and of the truthfulness of every drawn graph.
 
 Truthful: every drawn edge is a declared parent, and no node's box meets the drawn path of an
 edge that does not end at it. Checked by hand on small cases, then on every bundled
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz import layout as geo
-from dagmath_viz.layout import Box, Layout, Route, collisions, layered, reading, route_points
-from dagmath_viz.loading import load_paths
-from dagmath_viz.render import trajectory_layouts
+from dagmath_viz.draw import layout as geo
+from dagmath_viz.draw.layout import Box, Layout, Route, collisions, layered, reading, route_points
+from dagmath_viz.draw.render import trajectory_layouts
+from dagmath_viz.formats.loading import load_paths
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.validation import validate
+from dagmath_viz.score.validation import validate
 
 try:  # `python -m pytest` puts the repository root on sys.path, plain `pytest` only tests/
     from tests import thought_anchors

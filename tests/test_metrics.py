@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dagmath_viz.metrics import (
+from dagmath_viz.analysis.metrics import (
     SMALL_SAMPLE,
     auc_curve,
     bootstrap_interval,
@@ -22,7 +22,7 @@ from dagmath_viz.metrics import (
     summarise,
     t_quantile,
 )
-from dagmath_viz.scoring import records_frame
+from dagmath_viz.score.reference import records_frame
 
 CLASS_OF = {"P": "perfect", "I": "imperfect", "W": "incorrect", "X": "illegal", "U": "unscored"}
 

@@ -37,7 +37,7 @@ def _third_party_imports(paths: list[Path]) -> set[str]:
                 found |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 found.add(node.module.split(".")[0])
-    local = {"dagmath_viz", "pages", "dagmath_viz_app"}
+    local = {"dagmath_viz", "pages", "explorer", "dagmath_viz_app"}
     return {m for m in found - local if m not in sys.stdlib_module_names}
 
 
@@ -51,11 +51,18 @@ def test_every_subpackage_is_in_the_wheel() -> None:
     }
     assert folders <= set(SETUPTOOLS["packages"])
     assert SETUPTOOLS["package-dir"] == {"dagmath_viz_app": "."}
-    assert {"dagmath_viz_app", "dagmath_viz_app.pages"} <= set(SETUPTOOLS["packages"])
+    assert {"dagmath_viz_app", "dagmath_viz_app.pages", "dagmath_viz_app.explorer"} <= set(
+        SETUPTOOLS["packages"]
+    )
 
 
 def test_every_import_is_declared_and_every_dependency_imported() -> None:
-    code = [*(REPO / "dagmath_viz").rglob("*.py"), REPO / "app.py", *(REPO / "pages").glob("*.py")]
+    code = [
+        *(REPO / "dagmath_viz").rglob("*.py"),
+        REPO / "app.py",
+        *(REPO / "pages").glob("*.py"),
+        *(REPO / "explorer").glob("*.py"),
+    ]
     imported = {DISTRIBUTION.get(m, m) for m in _third_party_imports(code)}
     declared = {Requirement(r).name.lower() for r in PROJECT["dependencies"]}
     optional = {Requirement(r).name.lower() for r in PROJECT["optional-dependencies"]["dask"]}

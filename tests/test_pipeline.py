@@ -17,11 +17,12 @@ import orjson
 import pytest
 from test_fastscore import _fault_run, _sample
 
-from dagmath_viz import loading, pipeline
-from dagmath_viz.answers import AnswerChecker, Verdict, number_verdict
+from dagmath_viz.answers.check import AnswerChecker, Verdict, number_verdict
 from dagmath_viz.cli import main
-from dagmath_viz.loading import load_paths
-from dagmath_viz.scoring import AwaitingVerdict
+from dagmath_viz.formats import loading
+from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.run import pool as pipeline
+from dagmath_viz.score.reference import AwaitingVerdict
 
 REPO = Path(__file__).parents[1]
 
@@ -361,7 +362,7 @@ def _boxed_by_rescanning(text: str) -> str | None:
 
 
 def test_extract_boxed_agrees_with_rescanning() -> None:
-    from dagmath_viz.answers import extract_boxed
+    from dagmath_viz.answers.check import extract_boxed
 
     rng = random.Random(5)
     pieces = [r"\boxed", r"\fbox", "{", "}", " ", r"\{", r"\}", "a", r"\boxed{", r"\fbox{", "}}"]

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dagmath_viz.loading import load_file, parse_record
-from dagmath_viz.metrics import cohort_masks, cohort_stats
+from dagmath_viz.analysis.metrics import cohort_masks, cohort_stats
+from dagmath_viz.formats.loading import load_file, parse_record
 from dagmath_viz.schema import CLASSES
-from dagmath_viz.scoring import records_frame, score_records
+from dagmath_viz.score.reference import records_frame, score_records
 
 SETTINGS = settings(
     max_examples=100,

@@ -1,4 +1,4 @@
-"""Tests of dagmath_viz.render: node kinds, levels, layouts, legend, and that the HTML is safe
+"""Tests of dagmath_viz.draw.render: node kinds, levels, layouts, legend, and that the HTML is safe
 and offline.
 
 Expected numbers are worked out by hand in the comments next to each trajectory.
@@ -12,8 +12,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from dagmath_viz import render
-from dagmath_viz.render import (
+from dagmath_viz.draw import render
+from dagmath_viz.draw.render import (
     KINDS,
     LEGEND,
     legend_html,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from dagmath_viz.draw.render import render_proof_html
 from dagmath_viz.logic.export import GraphNode, ProofGraph
-from dagmath_viz.render import render_proof_html
 
 
 def _node(i, *, axiom=False, goal=False, shortest=True, irrelevant=False, level=0, label="x"):

@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz.answers import extract_boxed
+from dagmath_viz.analysis.simulate import load_task_dag
+from dagmath_viz.answers.check import extract_boxed
 from dagmath_viz.bundled import MARKER_NAME, is_bundled_sample
 from dagmath_viz.cli import main as dagmath_main
 from dagmath_viz.schema import DagMathError
-from dagmath_viz.simulate import load_task_dag
 
 
 def simulate_main(argv: list[str]) -> int:
@@ -80,7 +80,7 @@ def test_sample_data_is_under_15_mb() -> None:
 
 
 def test_task_dags_are_not_read_as_a_model() -> None:
-    from dagmath_viz.loading import load_paths
+    from dagmath_viz.formats.loading import load_paths
 
     loaded = load_paths([ROOT / "task_dags"])
     assert loaded.trajectories == [] or len(loaded.trajectories) == 0
@@ -191,8 +191,8 @@ def test_task_dag_shape(path: Path, answer_checker) -> None:
 
 @pytest.fixture(scope="module")
 def scored(answer_checker) -> pd.DataFrame:
-    from dagmath_viz.loading import load_paths
-    from dagmath_viz.scoring import score_corpus
+    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.score.reference import score_corpus
 
     loaded = load_paths([RUNS])
     assert not loaded.issues
@@ -202,7 +202,7 @@ def scored(answer_checker) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def board(scored: pd.DataFrame) -> pd.DataFrame:
-    from dagmath_viz.tables import leaderboard
+    from dagmath_viz.analysis.tables import leaderboard
 
     return leaderboard(scored, n_boot=0).set_index(["model", "dataset"])
 
@@ -246,7 +246,7 @@ def test_pass_at_1_and_r_hat_fall_with_difficulty(scored: pd.DataFrame) -> None:
     # Paper Figure 3: both rates fall as problems get harder. Groups k = 1..6 hold
     # difficulty (k - 1, k]; we ask the easier half to beat the harder half, and the
     # hardest group to sit well below the easiest (not a fall at every step).
-    from dagmath_viz.tables import by_difficulty
+    from dagmath_viz.analysis.tables import by_difficulty
 
     groups = by_difficulty(scored, by=["difficulty_group"]).set_index("difficulty_group")
     assert list(groups.index) == [1, 2, 3, 4, 5, 6]
@@ -271,7 +271,7 @@ def test_at_least_ten_incorrect_per_model_and_dataset(scored: pd.DataFrame) -> N
 
 
 def test_restatements_and_unused_givens_appear_as_dead_ends(scored: pd.DataFrame) -> None:
-    from dagmath_viz.corpus import load_corpus
+    from dagmath_viz.run.corpus import load_corpus
 
     corpus = load_corpus([RUNS])
     rows = corpus.scored.index[corpus.scored["model"].str.startswith("sim-")]
@@ -288,8 +288,8 @@ def test_restatements_and_unused_givens_appear_as_dead_ends(scored: pd.DataFrame
 def test_unused_givens_share_of_dead_ends_is_near_the_papers() -> None:
     # Paper Appendix B: 2 of its 8 dead ends are unused givens. We ask for a share within
     # a factor of two of that (1/8 to 4/8), and for restatements to occur (issue 12).
-    from dagmath_viz.corpus import load_corpus
-    from dagmath_viz.deadends import dead_end_table
+    from dagmath_viz.analysis.deadends import dead_end_table
+    from dagmath_viz.run.corpus import load_corpus
 
     corpus = load_corpus([RUNS])
     rows = corpus.scored.index[corpus.scored["model"].str.startswith("sim-")]
@@ -346,7 +346,7 @@ def test_gsm_set_both_lenses_agree() -> None:
     """The GSM part: every strategy answers right; the shortest proof is perfect reasoning
     (no detour, so no dead end), and DFS/BFS proofs, which detour, are never perfect on
     problems with irrelevant trees (DEFINITIONS.md §7)."""
-    from dagmath_viz.corpus import load_corpus
+    from dagmath_viz.run.corpus import load_corpus
 
     df = load_corpus([RUNS]).scored
     gsm = df[df["dataset"] == "gsm-logic"]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.loading import load_paths
+from dagmath_viz.answers.check import AnswerChecker
+from dagmath_viz.formats.loading import load_paths
 from dagmath_viz.schema import CLASSES, Step, Trajectory
-from dagmath_viz.scoring import (
+from dagmath_viz.score.reference import (
     RECORD_FIELDS,
     classify,
     records_frame,
@@ -334,7 +334,7 @@ def test_score_corpus_empty(answer_checker: AnswerChecker) -> None:
 
 
 def test_log_count_aggregates(answer_checker: AnswerChecker) -> None:
-    from dagmath_viz.metrics import summarise
+    from dagmath_viz.analysis.metrics import summarise
 
     orders = (PERFECT, IMPERFECT, WRONG)
     frame = score_corpus(

@@ -1,4 +1,4 @@
-"""Tests for dagmath_viz.simulate and dagmath_viz.cli.simulate (DEFINITIONS.md §5).
+"""Tests for dagmath_viz.analysis.simulate and dagmath_viz.cli.simulate (DEFINITIONS.md §5).
 
 Every expected value is derived by hand or in closed form in the comment next to it.
 """
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.cli import main as dagmath_main
-from dagmath_viz.schema import DagMathError, UnsafePathError
-from dagmath_viz.simulate import (
+from dagmath_viz.analysis.simulate import (
     ExactTooLargeError,
     Policy,
     TaskDagError,
@@ -27,6 +25,8 @@ from dagmath_viz.simulate import (
     walk_to_record,
     write_samples,
 )
+from dagmath_viz.cli import main as dagmath_main
+from dagmath_viz.schema import DagMathError, UnsafePathError
 
 
 def main(argv: list[str]) -> int:
@@ -348,8 +348,8 @@ def test_sampling_is_reproducible() -> None:
 
 
 def test_written_samples_score_as_expected(tmp_path: Path, answer_checker) -> None:
-    from dagmath_viz.loading import load_paths
-    from dagmath_viz.scoring import score_corpus
+    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.score.reference import score_corpus
 
     dag = parse_task_dag(FIG1)
     walks = [(1, 2, 3, 4, 5, 6, 7, 8, 10), (1, 2, 3, 4, 5, 6, 7, 9, 8, 10), (1, 2, 3, 6, 7, 9, 11)]

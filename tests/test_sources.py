@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.scoring import records_frame
-from dagmath_viz.sources import (
+from dagmath_viz.formats.sources import (
     UNKNOWN,
     SourceReader,
     SourceRef,
@@ -18,6 +16,8 @@ from dagmath_viz.sources import (
     parse_source,
     scored_dead_end_table,
 )
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.score.reference import records_frame
 
 
 def _steps(parents: list[list[int]]) -> list[dict]:

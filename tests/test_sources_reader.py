@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dagmath_viz.loading import load_file
-from dagmath_viz.sources import SourceReader, trajectory_bytes
+from dagmath_viz.formats.loading import load_file
+from dagmath_viz.formats.sources import SourceReader, trajectory_bytes
 
 
 def _sample(pid, sid, texts: list[str], **extra) -> dict:

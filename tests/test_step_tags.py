@@ -1,4 +1,4 @@
-"""Dead ends by step tag (dagmath_viz.step_tags), counted by hand."""
+"""Dead ends by step tag (dagmath_viz.analysis.step_tags), counted by hand."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dagmath_viz.analysis.step_tags import UNTAGGED, dead_end_tag_counts, has_tags
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.step_tags import UNTAGGED, dead_end_tag_counts, has_tags
 
 TA = (
     Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_real_thought_anchors_trajectory():
     (plan_generation), 7 (fact_retrieval), 13 (active_computation), 56, 58 (self_checking).
     """
     _require_ta()
-    from dagmath_viz.loading import load_paths
+    from dagmath_viz.formats.loading import load_paths
 
     (traj,) = load_paths([TA]).trajectories
     counts = {tag: v for (_m, tag), v in _rows(dead_end_tag_counts([traj])).items()}
@@ -102,7 +102,7 @@ def test_real_thought_anchors_trajectory():
 
 
 def test_tags_figure_escapes_markup_and_orders_tags_by_dead_ends():
-    from dagmath_viz.figures import dead_end_tags_figure
+    from dagmath_viz.draw.figures import dead_end_tags_figure
 
     table = dead_end_tag_counts(
         [
@@ -129,12 +129,12 @@ def test_tags_figure_escapes_markup_and_orders_tags_by_dead_ends():
 
 
 def test_source_trajectories_reads_scored_records_back(tmp_path):
-    from dagmath_viz.loading import load_paths
-    from dagmath_viz.sources import SourceReader
+    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.sources import SourceReader
 
     _require_ta()
     (traj,) = load_paths([TA]).trajectories
-    from dagmath_viz.step_tags import source_trajectories
+    from dagmath_viz.analysis.step_tags import source_trajectories
 
     records = pd.DataFrame(
         [

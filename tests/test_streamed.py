@@ -1,4 +1,4 @@
-"""A raw results folder loaded streamed (``dagmath_viz.streamed``) vs in memory.
+"""A raw results folder loaded streamed (``dagmath_viz.run.streamed``) vs in memory.
 
 The streamed path scores through ``score_paths`` and keeps no steps; it must give the
 frame, issues and files read of the in-memory path (``load_corpus`` building every
@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import streamed
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.sources import SourceReader, scored_dead_end_table
-from dagmath_viz.step_tags import UNTAGGED
+from dagmath_viz.analysis.step_tags import UNTAGGED
+from dagmath_viz.formats.sources import SourceReader, scored_dead_end_table
+from dagmath_viz.run import streamed
+from dagmath_viz.run.corpus import load_corpus
 from tests.logcount import write_logcount
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,7 +136,7 @@ def test_tag_counts_read_back_one_at_a_time(tmp_path, answer_checker):
 
 
 def test_slices_do_not_change_the_frame(answer_checker):
-    from dagmath_viz.pipeline import score_paths
+    from dagmath_viz.run.pool import score_paths
 
     lines = list(score_paths([SAMPLE], workers=1, checker=answer_checker).lines())
     whole = streamed.scored_frame_of_lines(lines, slice_bytes=1 << 40)
@@ -176,7 +176,7 @@ def test_pool_workers_do_not_run_the_app_script_again(tmp_path, monkeypatch, ans
     import threading
     import types
 
-    from dagmath_viz import pipeline
+    from dagmath_viz.run import pool as pipeline
 
     marker = tmp_path / "ran.txt"
     script = tmp_path / "fake_app.py"
@@ -232,7 +232,8 @@ def test_a_worker_started_after_a_script_run_does_not_run_the_script(tmp_path, m
 def test_the_folder_is_walked_once(tmp_path, monkeypatch, answer_checker):
     """``load_corpus`` hands its discovery to the scorer: a large folder (5,000 files in the
     benchmark) is not listed a second time inside ``score_paths``."""
-    from dagmath_viz import loading, pipeline
+    from dagmath_viz.formats import loading
+    from dagmath_viz.run import pool as pipeline
 
     walks = []
     real = loading.discover

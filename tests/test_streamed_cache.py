@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import colcache, streamed
-from dagmath_viz.corpus import load_corpus
+from dagmath_viz.run import streamed
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.store import frames as colcache
 
 ROOT = Path(__file__).resolve().parents[1]
 MIXED = ROOT / "tests" / "data" / "mixed_run"

@@ -12,9 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import corpus, pipeline, streamed
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.pipeline import interleaved, score_paths
+from dagmath_viz.run import corpus, streamed
+from dagmath_viz.run import pool as pipeline
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.run.pool import interleaved, score_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data" / "runs"

@@ -8,9 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dagmath_viz.schema import CLASSES
-from dagmath_viz.scoring import records_frame
-from dagmath_viz.tables import (
+from dagmath_viz.analysis.tables import (
     class_counts_table,
     cohort_long,
     default_comparison,
@@ -21,6 +19,8 @@ from dagmath_viz.tables import (
     table1_display,
     with_difficulty_group,
 )
+from dagmath_viz.schema import CLASSES
+from dagmath_viz.score.reference import records_frame
 
 
 def rec(dataset, pid, cls, r, n_nodes, difficulty=None) -> dict:
@@ -190,8 +190,8 @@ def test_leaderboard_by_model_and_difficulty_group() -> None:
 
 
 def test_unknown_grouping_column_is_one_clear_error(frame: pd.DataFrame) -> None:
+    from dagmath_viz.analysis.tables import grouping_frame
     from dagmath_viz.schema import DagMathError
-    from dagmath_viz.tables import grouping_frame
 
     with pytest.raises(DagMathError, match=r"unknown column\(s\) colour .*difficulty_group"):
         grouping_frame(frame, ["model", "colour"])
@@ -199,7 +199,7 @@ def test_unknown_grouping_column_is_one_clear_error(frame: pd.DataFrame) -> None
 
 
 def test_model_spread_is_the_sample_std_across_models() -> None:
-    from dagmath_viz.tables import model_spread
+    from dagmath_viz.analysis.tables import model_spread
 
     # Three models on two problems. PASS@1: A (1 + 0)/2 = 0.5, B 1, C 0; R̂: A 0.5, B 0.5,
     # C 0. Sample std of PASS@1 over (0.5, 1, 0): mean 0.5, sqrt((0 + 0.25 + 0.25)/2) = 0.5;
@@ -217,7 +217,7 @@ def test_model_spread_is_the_sample_std_across_models() -> None:
 
 
 def test_closeness_accuracy_bins() -> None:
-    from dagmath_viz.tables import closeness_accuracy, closeness_bin
+    from dagmath_viz.analysis.tables import closeness_accuracy, closeness_bin
 
     assert closeness_bin(0.0) == "[0.00, 0.50)" and closeness_bin(0.5) == "[0.50, 0.75)"
     assert closeness_bin(0.89) == "[0.75, 0.90)" and closeness_bin(0.95) == "[0.90, 1.00)"
@@ -231,7 +231,7 @@ def test_closeness_accuracy_bins() -> None:
 
 
 def test_correct_to_perfect_shift() -> None:
-    from dagmath_viz.tables import correct_to_perfect_shift
+    from dagmath_viz.analysis.tables import correct_to_perfect_shift
 
     # Correct = P (4 nodes) and two I (10 nodes each): mean 8; Perfect = 4 -> shift -4.
     # Gap: PASS@1 = (1/2 + 1)/2 = 0.75, R̂ = (1/2 + 0)/2 = 0.25 -> 0.5.
@@ -265,8 +265,8 @@ def test_report_by_model_and_difficulty_group_on_the_command_line(tmp_path, caps
 
 
 def test_answers_before_final_step() -> None:
+    from dagmath_viz.analysis.tables import answers_before_final_step
     from dagmath_viz.schema import Step, Trajectory
-    from dagmath_viz.tables import answers_before_final_step
 
     def traj(ids):
         return Trajectory(
@@ -303,7 +303,7 @@ def _random_scored_frame(seed: int, n: int = 600) -> pd.DataFrame:
 
 
 def test_with_difficulty_group_matches_the_row_by_row_definition():
-    from dagmath_viz.metrics import difficulty_group
+    from dagmath_viz.analysis.metrics import difficulty_group
 
     for seed in range(5):
         df = _random_scored_frame(seed)
@@ -318,7 +318,7 @@ def test_with_difficulty_group_matches_the_row_by_row_definition():
 
 
 def test_model_spread_from_a_given_board_is_the_same_table():
-    from dagmath_viz.tables import model_spread
+    from dagmath_viz.analysis.tables import model_spread
 
     for seed in range(3):
         df = _random_scored_frame(seed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dagmath_viz.trajectory_table import trajectory_index
+from dagmath_viz.analysis.trajectory_table import trajectory_index
 
 
 def _frame() -> pd.DataFrame:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.scoring import records_frame
-from dagmath_viz.trajectory_table import (
+from dagmath_viz.analysis.trajectory_table import (
     COLUMNS,
     TableFilter,
     filter_table,
@@ -15,6 +13,8 @@ from dagmath_viz.trajectory_table import (
     sort_table,
     trajectory_table,
 )
+from dagmath_viz.schema import Step, Trajectory
+from dagmath_viz.score.reference import records_frame
 
 
 def _rec(model, dataset, pid, sid, cls, n, dead, closeness, correct, difficulty=None, **kw):

@@ -9,8 +9,8 @@ import zipfile
 
 import pytest
 
-from dagmath_viz import uploads
-from dagmath_viz.uploads import UploadedFile, materialise_uploads, uploads_id
+from dagmath_viz.store import uploads
+from dagmath_viz.store.uploads import UploadedFile, materialise_uploads, uploads_id
 
 SAMPLE = json.dumps([{"problem_id": 1, "steps": [{"step_id": 1, "text": "x"}]}]).encode()
 
@@ -100,7 +100,7 @@ def test_uploads_id_depends_on_names_and_contents():
 import gc  # noqa: E402
 import os  # noqa: E402
 
-from dagmath_viz.uploads import UploadStore, check_efficiency_records  # noqa: E402
+from dagmath_viz.store.uploads import UploadStore, check_efficiency_records  # noqa: E402
 
 # A zip with one good member and one that escapes: every upload of it must carry the warning.
 WARNING_ZIP = _zip({"run/m/d/problem_1_all_samples.json": SAMPLE, "../evil.json": SAMPLE})
@@ -251,7 +251,7 @@ def test_the_storing_session_is_never_swept_by_its_own_upload(tmp_path):
 
 def test_the_apps_sweep_interval_is_a_minute_unless_the_environment_says_otherwise():
     from dagmath_viz.schema import InputError
-    from dagmath_viz.uploads import SWEEP_ENV, sweep_interval
+    from dagmath_viz.store.uploads import SWEEP_ENV, sweep_interval
 
     assert SWEEP_ENV == "DAGMATH_UPLOAD_SWEEP_SECONDS"  # the name the README documents
     assert sweep_interval({}) == 60.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.validation import Fault, is_step_id, validate, validate_steps
+from dagmath_viz.score.validation import Fault, is_step_id, validate, validate_steps
 
 ANSWER = r"The final answer is $\boxed{1}$."
 

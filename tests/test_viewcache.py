@@ -1,4 +1,4 @@
-"""The Overview's derived values kept between app starts (dagmath_viz/viewcache.py).
+"""The Overview's derived values kept between app starts (dagmath_viz/store/views.py).
 
 What is read back must be what a fresh computation gives: each test derives the values
 anew and compares them with what the cache holds. A miss is shown by a new folder (a new
@@ -14,10 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz import figures, metrics, paper_figures, tables, viewcache
+from dagmath_viz.analysis import metrics, tables
 from dagmath_viz.cli import main
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.uploads import UPLOADS_PREFIX
+from dagmath_viz.draw import figures, paper_figures
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.store import views as viewcache
+from dagmath_viz.store.uploads import UPLOADS_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_RUNS = ROOT / "sample_data" / "runs"
@@ -230,7 +232,7 @@ def _raw_corpus(run: Path):
 
 
 def test_a_raw_folder_keeps_its_values_beside_its_run_copy(tmp_path, frames):
-    from dagmath_viz import colcache
+    from dagmath_viz.store import frames as colcache
     from tests.logcount import write_logcount
 
     run = write_logcount(tmp_path / "run")

@@ -83,7 +83,7 @@ def app_root() -> Path:
 
 
 def _is_app(folder: Path) -> bool:
-    return all((folder / name).is_file() for name in ("app.py", "serve.py", "pages/common.py"))
+    return all((folder / name).is_file() for name in ("app.py", "serve.py", "explorer/common.py"))
 
 
 def _flag_value(value: object) -> str:

@@ -221,7 +221,7 @@ class StreamNames:
 def pipeline():
     """The scoring pipeline module: the CLI's one import of it (imported on first use, so
     that ``dagmath --help`` and ``dagmath simulate`` do not load it)."""
-    from dagmath_viz import pipeline as module
+    from dagmath_viz.run import pool as module
 
     return module
 

@@ -73,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _scored_frame(paths: list[str], answers: str | None, names):
-    from dagmath_viz.scoring import records_frame
+    from dagmath_viz.score.reference import records_frame
 
     run = pipeline().score_paths(paths, answers=answers)
     report_issues(run, None, names)
@@ -86,9 +86,9 @@ def _scored_frame(paths: list[str], answers: str | None, names):
 
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command; returns the exit code."""
-    from dagmath_viz.metrics import summarise
+    from dagmath_viz.analysis.metrics import summarise
+    from dagmath_viz.analysis.tables import format_percent, grouping_frame, report_table
     from dagmath_viz.schema import DagMathError
-    from dagmath_viz.tables import format_percent, grouping_frame, report_table
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     with stdin_paths(args.paths) as (paths, names):

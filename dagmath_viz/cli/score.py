@@ -96,7 +96,7 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def _checker(args: argparse.Namespace):
-    from dagmath_viz.answers import AnswerChecker, default_cache_file
+    from dagmath_viz.answers.check import AnswerChecker, default_cache_file
 
     if args.no_cache:
         return AnswerChecker()
@@ -109,7 +109,7 @@ def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -
     try:
         import distributed  # noqa: F401 - only to say clearly when it is missing
 
-        from dagmath_viz.distributed import connect, score_on_dask
+        from dagmath_viz.run.distributed import connect, score_on_dask
     except ImportError as exc:
         raise DagMathError(
             f"--dask needs dask[distributed] installed: pip install 'dagmath-viz[dask]' ({exc})"

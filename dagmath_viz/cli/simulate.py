@@ -16,8 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from dagmath_viz.cli.common import UsageError, add_command, positive, say
-from dagmath_viz.simulate import (
+from dagmath_viz.analysis.simulate import (
     DEFAULT_MAX_STATES,
     Policy,
     exact_rates,
@@ -26,6 +25,7 @@ from dagmath_viz.simulate import (
     simulate_samples,
     write_samples,
 )
+from dagmath_viz.cli.common import UsageError, add_command, positive, say
 
 __all__ = ["register", "run_simulate"]
 

@@ -129,7 +129,7 @@ def gold_record(problem: Problem, graph: Graph, edges: list[str]) -> list[dict[s
 
 class _GoldRun:
     def __init__(self, problems: list[Problem], config: GoldConfig, stream: TextIO) -> None:
-        from dagmath_viz.answers import AnswerChecker
+        from dagmath_viz.answers.check import AnswerChecker
 
         self.problems = problems
         self.config = config
@@ -192,7 +192,7 @@ class _GoldRun:
         raise _StageRejected(stage, rejections[-1], len(rejections))
 
     async def nodes(self, client: ChatClient, problem: Problem) -> list[str]:
-        from dagmath_viz.answers import extract_boxed
+        from dagmath_viz.answers.check import extract_boxed
 
         user = (
             f"Problem: {problem.text.strip()}\n\nReference solution: {problem.solution}\n\n"

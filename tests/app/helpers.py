@@ -31,7 +31,7 @@ def on_page(at: AppTest, page: str) -> AppTest:
 
 
 def choice(at, key: str):
-    """The selectbox drawn by ``pages.common.select(..., key)``.
+    """The selectbox drawn by ``explorer.common.select(..., key)``.
 
     Its widget key is ``<key>__w<n>_<digest of its options>`` (the box is drawn afresh
     whenever its options change), so it is found by that prefix.

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from dagmath_viz.corpus import load_corpus  # noqa: E402
+from dagmath_viz.run.corpus import load_corpus  # noqa: E402
 from tests.app.browser import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,

@@ -16,7 +16,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dagmath_viz import answers
+from dagmath_viz.answers import check as answers
 from tests.app.helpers import choice
 from tests.test_hardening import (
     HOSTILE_BROKEN_FILE,
@@ -93,7 +93,7 @@ def _problems_table(at: AppTest):
 
 
 def test_the_data_path_is_resolved(bad_data):
-    from pages import common
+    from explorer import common
 
     link, corpus = bad_data
     assert common._resolve_data_path(str(link)) == corpus
@@ -283,7 +283,7 @@ def test_bad_efficiency_uploads_are_named_and_the_page_stays_up(monkeypatch, kin
 
 def test_efficiency_reruns_leave_no_new_folder(monkeypatch):
     """It made a temp folder on every rerun and never removed it (issue 10)."""
-    from pages import common
+    from explorer import common
 
     problems, proofs = (_GSM / "problems.jsonl").read_bytes(), (_GSM / "proofs.jsonl").read_bytes()
     at = _efficiency_with(monkeypatch, problems, proofs)
@@ -308,7 +308,7 @@ def test_a_bad_scored_proofs_upload_is_named_by_its_file(monkeypatch):
 
 
 def test_a_bad_sweep_interval_is_one_error_naming_the_variable(monkeypatch):
-    from dagmath_viz.uploads import SWEEP_ENV
+    from dagmath_viz.store.uploads import SWEEP_ENV
 
     monkeypatch.setenv(SWEEP_ENV, "a minute")
     problems, proofs = (_GSM / "problems.jsonl").read_bytes(), (_GSM / "proofs.jsonl").read_bytes()

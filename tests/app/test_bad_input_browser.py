@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from dagmath_viz.uploads import SWEEP_ENV
+from dagmath_viz.store.uploads import SWEEP_ENV
 from tests.app.browser import REPO_ROOT, dag_frame, hover_node, node_points, wait_for_app
 from tests.test_hardening import (
     ABSOLUTE_MEMBER,

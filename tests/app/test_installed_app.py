@@ -231,7 +231,7 @@ def test_the_wheel_holds_the_whole_product(installed) -> None:
         "dagmath_viz/cli/__init__.py",
         "dagmath_viz_app/app.py",
         "dagmath_viz_app/serve.py",
-        "dagmath_viz_app/pages/common.py",
+        "dagmath_viz_app/explorer/common.py",
         "dagmath_viz_app/pages/overview.py",
         "dagmath_viz_app/assets/favicon.png",
         "dagmath_viz_app/.streamlit/config.toml",
@@ -247,7 +247,8 @@ def test_the_wheel_holds_the_whole_product(installed) -> None:
 
 def test_the_installed_library_is_the_venvs_and_imports_no_streamlit(installed) -> None:
     code = (
-        "import sys, dagmath_viz, dagmath_viz.cli, dagmath_viz.corpus, dagmath_viz.figures; "
+        "import sys, dagmath_viz, dagmath_viz.cli, dagmath_viz.run.corpus, "
+        "dagmath_viz.draw.figures; "
         "print(dagmath_viz.__file__); print('streamlit' in sys.modules)"
     )
     proc = _run(

@@ -1,4 +1,4 @@
-"""``pages.common._Load``: a data source loaded once, in its own thread, whoever waits.
+"""``explorer.common._Load``: a data source loaded once, in its own thread, whoever waits.
 
 Before, the load ran in the script run that asked for it: a click while a 100,000-
 trajectory folder was scored stopped that run, and with it the load, and the next run
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dagmath_viz.schema import DagMathError
-from pages.common import _Load
+from explorer.common import _Load
 
 WAIT = 30  # seconds: a bound for a blocked thread, never reached when the code is right
 
@@ -84,7 +84,7 @@ def test_a_failed_load_is_raised_and_tried_again():
 def test_results_so_far_wait_until_the_load_has_run_a_while(monkeypatch):
     """Before ``SO_FAR_AFTER`` seconds of a load its frames are not drawn (a quick load
     never flashes them); after, the latest is."""
-    from pages import common
+    from explorer import common
 
     frame = pd.DataFrame({"model": ["a"]})
     go = threading.Event()

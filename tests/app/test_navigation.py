@@ -13,7 +13,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dagmath_viz.corpus import load_corpus
+from dagmath_viz.run.corpus import load_corpus
 from tests.app.helpers import app_on, choice, on_page
 from tests.logcount import write_logcount
 
@@ -178,7 +178,7 @@ def test_table_lists_filters_and_searches(monkeypatch, logcount):
 
 
 def test_reload_clears_only_this_data_source(monkeypatch, logcount):
-    import pages.common as common
+    import explorer.common as common
 
     loads: list[str] = []
     real = common.load_corpus

@@ -1,4 +1,4 @@
-"""The Overview on a fresh server reads its derived values back (dagmath_viz/viewcache.py).
+"""The Overview on a fresh server reads its derived values back (dagmath_viz/store/views.py).
 
 A second "server" (Streamlit's caches cleared) must show the same leaderboard, spread,
 Table 1, class counts and charts (the folded ones opened) without deriving any of them
@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 import streamlit as st
 
-from dagmath_viz import figures, metrics, paper_figures, tables
+from dagmath_viz.analysis import metrics, tables
 from dagmath_viz.cli import main
+from dagmath_viz.draw import figures, paper_figures
 from tests.app.helpers import app_on
 from tests.test_viewcache import _drop_empty  # the one test-side JSON normaliser
 
@@ -97,7 +98,7 @@ def test_fresh_server_shows_the_kept_values(scored, monkeypatch):
 def test_a_reopened_raw_folder_shows_the_kept_values(tmp_path, monkeypatch):
     """A raw folder, streamed as a large one is: the first server scores it and keeps its
     run copy and the derived values; the next reads both and derives nothing."""
-    from dagmath_viz import streamed
+    from dagmath_viz.run import streamed
     from tests.logcount import write_logcount
 
     monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(tmp_path / "frames"))

@@ -15,8 +15,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.deadends import dead_end_table
+from dagmath_viz.analysis.deadends import dead_end_table
+from dagmath_viz.run.corpus import load_corpus
 from tests.app.helpers import app_on, choice, on_page
 from tests.logcount import write_logcount
 

@@ -9,9 +9,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dagmath_viz.analysis.tables import leaderboard, model_spread
 from dagmath_viz.bundled import BUNDLED_NOTICE
-from dagmath_viz.corpus import load_corpus
-from dagmath_viz.tables import leaderboard, model_spread
+from dagmath_viz.run.corpus import load_corpus
 from tests.app.helpers import app_on, on_page
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -107,7 +107,7 @@ def test_overview_table1_shows_a_dash_for_an_empty_cohort(bundled):
     "page", ["pages/overview.py", "pages/distributions.py", "pages/dead_ends.py"]
 )
 def test_downloads_do_not_rerun_the_app(bundled, page):
-    """Every CSV download (pages.common.download) only downloads: a click must not rerun
+    """Every CSV download (explorer.common.download) only downloads: a click must not rerun
     a page that may hold a million rows."""
     at = bundled(page)
     buttons = at.get("download_button")

@@ -1,6 +1,6 @@
 """Every page on a raw results folder opened streamed: no steps in memory, read on demand.
 
-The streaming threshold (``dagmath_viz.streamed.STREAM_BYTES``) is forced to 0, so the
+The streaming threshold (``dagmath_viz.run.streamed.STREAM_BYTES``) is forced to 0, so the
 small log-count folder (tests/test_streamed.py writes it; two models, five walks) loads the
 way a 100,000-trajectory folder does: every ``Corpus.trajectory`` is None and the pages read
 steps back from each record's ``source``. Expected values are worked out from the walks.
@@ -14,7 +14,7 @@ import re
 import pytest
 import streamlit as st
 
-from dagmath_viz import streamed
+from dagmath_viz.run import streamed
 from tests.app.helpers import app_on, on_page
 from tests.logcount import write_logcount
 
@@ -111,7 +111,7 @@ def test_dead_ends_page_runs_again_from_its_cache(monkeypatch, raw_run):
 
 
 def test_the_sidebar_progress_gets_files_from_the_scorer(monkeypatch, raw_run):
-    from pages import common
+    from explorer import common
 
     seen: list[tuple[int, int]] = []
     real = common.load_corpus
@@ -154,8 +154,8 @@ def _so_far_script() -> None:
 
     import streamlit as st
 
-    from dagmath_viz.corpus import load_corpus
-    from pages import common
+    from dagmath_viz.run.corpus import load_corpus
+    from explorer import common
 
     slot = st.empty()
     load_corpus(
@@ -170,7 +170,7 @@ def test_results_so_far_show_the_files_scored(monkeypatch, raw_run):
     perfect walk twice) 100% and 100%; no intervals."""
     from streamlit.testing.v1 import AppTest
 
-    from dagmath_viz import streamed
+    from dagmath_viz.run import streamed
 
     monkeypatch.setattr(streamed, "PARTIAL_EVERY", 0.0)
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
@@ -187,7 +187,7 @@ def test_results_so_far_show_the_files_scored(monkeypatch, raw_run):
 
 
 def test_the_app_leaves_no_results_so_far_once_loaded(monkeypatch, raw_run):
-    from pages import common
+    from explorer import common
 
     monkeypatch.setattr(common, "SO_FAR_AFTER", 0.0)
     at = app_on(monkeypatch, raw_run)
@@ -200,7 +200,7 @@ def test_above_the_limit_the_sources_are_read_when_asked(monkeypatch, raw_run):
     """With more source files than ``AUTO_SOURCE_FILES`` (here 0), the dead ends are listed
     with their category unknown and a button reads the file (both are model-a's); clicked, both get
     their category (as in the test above)."""
-    from dagmath_viz import sources
+    from dagmath_viz.formats import sources
 
     monkeypatch.setattr(sources, "AUTO_SOURCE_FILES", 0)
     at = on_page(app_on(monkeypatch, raw_run), "pages/dead_ends.py")

@@ -3,7 +3,7 @@
 Before, a fresh server did nothing until the first browser connected; the first visit then
 imported the pages' libraries, read the scored run's copy or scored the raw folder, while
 its user watched. Now the server starts the load itself, and the first visit waits for that
-same load (:func:`pages.common.preload`). The log-count folder (two models, five walks, one
+same load (:func:`explorer.common.preload`). The log-count folder (two models, five walks, one
 file each, and an answer key; ``tests/logcount.py``) is the data.
 """
 
@@ -16,7 +16,7 @@ import time
 import pytest
 import streamlit as st
 
-from pages import common
+from explorer import common
 from tests.app.browser import REPO_ROOT, StreamlitServer, launch_prefix, server_script
 from tests.app.helpers import app_on
 from tests.logcount import write_logcount

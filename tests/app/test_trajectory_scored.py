@@ -11,8 +11,8 @@ import orjson
 import pytest
 import streamlit as st
 
-from dagmath_viz.loading import load_file
-from dagmath_viz.scoring import score_trajectory, to_record
+from dagmath_viz.formats.loading import load_file
+from dagmath_viz.score.reference import score_trajectory, to_record
 from tests.app.helpers import app_on, on_page
 
 TEXTS = {  # sample -> its steps' text; step k depends on step k-1

@@ -181,8 +181,8 @@ def test_prompt_hash_changes_with_the_prompt():
 
 def test_default_prompt_examples_are_valid_closed_solutions():
     # the two examples inside our prompt must themselves follow the format they teach
-    from dagmath_viz.loading import parse_record
-    from dagmath_viz.scoring import score_trajectory
+    from dagmath_viz.formats.loading import parse_record
+    from dagmath_viz.score.reference import score_trajectory
 
     blocks = DEFAULT_SYSTEM_PROMPT.split("Solution:\n")[1:]
     assert len(blocks) == 2

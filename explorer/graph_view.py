@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from dagmath_viz.render import (
+from dagmath_viz.draw.render import (
     FORMULA_BUDGET,
     STEPS_PER_PAGE,
     render_trajectory_html,

@@ -44,7 +44,7 @@ SORTABLE = ("model", "dataset", "problem", "sample", "class", "steps", "dead end
 
 def _natural(values: pd.Series) -> pd.Series:
     """A sort key for problem ids: their rank in natural order ("2" before "10")."""
-    from dagmath_viz.corpus import natural_key
+    from dagmath_viz.run.corpus import natural_key
 
     order = sorted(values.astype(str).unique(), key=natural_key)
     return values.astype(str).map({v: i for i, v in enumerate(order)})
@@ -214,7 +214,7 @@ class TrajectoryIndex:
         models: every model, sorted; ``datasets[model]`` its datasets, sorted.
         classes: the classes present.
         landing: the (model, dataset, problem_id, sample_id) to open when nothing is
-            chosen (:func:`dagmath_viz.render.readable_default`), or None.
+            chosen (:func:`dagmath_viz.draw.render.readable_default`), or None.
     """
 
     frame: pd.DataFrame
@@ -240,8 +240,8 @@ class TrajectoryIndex:
 
 def trajectory_index(scored: pd.DataFrame) -> TrajectoryIndex:
     """The :class:`TrajectoryIndex` of a scored frame (read column by column, not copied)."""
-    from dagmath_viz.corpus import natural_key
-    from dagmath_viz.render import readable_default
+    from dagmath_viz.draw.render import readable_default
+    from dagmath_viz.run.corpus import natural_key
 
     models, model_names = pd.factorize(scored["model"], sort=True)
     datasets, dataset_names = pd.factorize(scored["dataset"], sort=True)

@@ -22,13 +22,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dagmath_viz import tables
-from dagmath_viz.corpus import Corpus, load_corpus
+from dagmath_viz.analysis import tables
 from dagmath_viz.export import csv_bytes
+from dagmath_viz.formats.sources import SourceReader
+from dagmath_viz.run.corpus import Corpus, load_corpus
 from dagmath_viz.schema import DagMathError, Trajectory
-from dagmath_viz.sources import SourceReader
+from dagmath_viz.store.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
 from dagmath_viz.text import counted, escape_markdown
-from dagmath_viz.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
@@ -514,7 +514,7 @@ def derived(name: str, fn: Callable[[], Any], persist: bool = False) -> Any:
     """``fn()`` cached for the current data source under ``name``.
 
     ``persist``: also kept on disk between server starts (a frame or a figure that
-    depends only on the data source's frame; :mod:`dagmath_viz.viewcache`, which keeps
+    depends only on the data source's frame; :mod:`dagmath_viz.store.views`, which keeps
     only what one scored JSONL file with a columnar copy, or a raw folder with its run
     copy, gives).
     """
@@ -531,7 +531,7 @@ def _persisted(name: str, fn: Callable[[], Any], paths: tuple[str, ...]) -> Call
 
     def compute() -> Any:
         import dagmath_viz
-        from dagmath_viz import viewcache
+        from dagmath_viz.store import views as viewcache
 
         library = Path(dagmath_viz.__file__).parent
         code = viewcache.code_version(str(library), str(ROOT / "pages"))
@@ -598,7 +598,7 @@ def trajectory_of(corpus: Corpus, row: int) -> tuple[Trajectory | None, str | No
 
 def model_colours() -> dict[str, str]:
     """``{model: colour}`` for the loaded data source: the same on every page."""
-    from dagmath_viz.figures import assign_model_colours
+    from dagmath_viz.draw.figures import assign_model_colours
 
     models = st.session_state["_corpus"].scored["model"].unique()
     return derived("model_colours", lambda: assign_model_colours(models))

@@ -4,16 +4,16 @@ The Overview derives the same values from the same file on every fresh server: t
 leaderboard with its 1,000-resample bootstrap, the model spread, the by-difficulty table,
 the AUC curve, Table 1, the class counts and the four figures drawn from them; ~1 CPU s
 at 100,000 records. They depend on nothing but the file's frame and the code that
-derives them, so they are kept beside the frame's columnar copy (:mod:`dagmath_viz.colcache`)
+derives them, so they are kept beside the frame's columnar copy (:mod:`dagmath_viz.store.frames`)
 and read back by a later server.
 
-- **Where**: ``derived/`` in :func:`dagmath_viz.colcache.cache_dir` (so
+- **Where**: ``derived/`` in :func:`dagmath_viz.store.frames.cache_dir` (so
   ``DAGMATH_FRAME_CACHE=0`` turns this off too), one folder per source file and key.
 - **When**: only for a source whose frame copy exists, i.e. one scored JSONL file that
-  :func:`dagmath_viz.corpus.scored_jsonl_frames` read on its fast path (no load issues,
+  :func:`dagmath_viz.run.corpus.scored_jsonl_frames` read on its fast path (no load issues,
   nothing scored by the app), or a raw folder scored by the streaming pool whose run copy
-  was read or kept (:attr:`dagmath_viz.corpus.Corpus.run_copy`); never an uploaded file
-  (:func:`dagmath_viz.uploads.is_uploaded`).
+  was read or kept (:attr:`dagmath_viz.run.corpus.Corpus.run_copy`); never an uploaded file
+  (:func:`dagmath_viz.store.uploads.is_uploaded`).
 - **Key**: the frame copy's key (path, size, ``mtime_ns``, ``ctime_ns``, inode, device, a
   hash of the file's edges, the pandas and pyarrow versions; for a raw folder, its run
   copy's key: every data file's size, times and inode, the answer keys, the versions of
@@ -37,8 +37,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from dagmath_viz import colcache, jsonio
-from dagmath_viz.uploads import is_uploaded
+from dagmath_viz import jsonio
+from dagmath_viz.store import frames as colcache
+from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = ["VERSION", "code_version", "folder_of", "read", "source_key", "write"]
 
@@ -78,9 +79,9 @@ def source_key(
     an uploaded file, or the cache turned off. Never raises.
 
     ``run_copy``: the ``(identity, key)`` of the columnar copy a streamed raw folder's
-    frame was read from or kept as (:attr:`dagmath_viz.corpus.Corpus.run_copy`); its key
+    frame was read from or kept as (:attr:`dagmath_viz.run.corpus.Corpus.run_copy`); its key
     already covers every data file and the answer keys, so the values are kept beside that
-    copy (and go with it, :func:`dagmath_viz.colcache.run_stem`)."""
+    copy (and go with it, :func:`dagmath_viz.store.frames.run_stem`)."""
     try:
         if run_copy is not None:
             frames = colcache.cache_dir()  # (an upload never has a run copy)

@@ -29,7 +29,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from dagmath_viz.metrics import GRAPH_STATS
+from dagmath_viz.analysis.metrics import GRAPH_STATS
 from dagmath_viz.schema import CLASSES, COHORTS
 
 __all__ = [
@@ -175,7 +175,7 @@ def auc_figure(
 ) -> go.Figure:
     """A(τ) per model (one line each; one panel per dataset when there are several).
 
-    ``curve`` is :func:`dagmath_viz.metrics.auc_curve` output. A(0) is PASS@1, A(1) is R̂.
+    ``curve`` is :func:`dagmath_viz.analysis.metrics.auc_curve` output. A(0) is PASS@1, A(1) is R̂.
     """
     datasets = curve["dataset"].nunique() if "dataset" in curve else 1
     colours = model_colours(curve["model"].unique(), colours) if "model" in curve else None
@@ -250,7 +250,7 @@ def per_problem_points(pp: pd.DataFrame, model_a: str, model_b: str, metric: str
     joined = joined.dropna(subset=["a", "b"])
     if joined.empty:
         return pd.DataFrame(columns=["dataset", "a", "b", "n", "problems"])
-    from dagmath_viz.corpus import natural_key
+    from dagmath_viz.run.corpus import natural_key
 
     points = (
         joined.groupby(["dataset", "a", "b"], sort=True)["problem_id"]

@@ -1,7 +1,7 @@
 """The fast path of scoring: clean records measured straight from their parsed JSON.
 
-**This module must stay byte-identical to the reference path** (:mod:`dagmath_viz.loading`
--> :mod:`dagmath_viz.validation` -> :mod:`dagmath_viz.scoring`): for every record it
+**This module must stay byte-identical to the reference path** (:mod:`dagmath_viz.formats.loading`
+-> :mod:`dagmath_viz.score.validation` -> :mod:`dagmath_viz.score.reference`): for every record it
 accepts, the scored JSON line it leads to is the one the reference path writes, byte for
 byte. ``tests/test_fastscore.py`` is the oracle that holds the two to it; change both
 paths together or neither.
@@ -12,7 +12,7 @@ trajectories or graphs. A file made only of the fields loading reads, each of th
 type, is decoded by msgspec into small typed records (see "the typed decoder" below: it
 takes a file only where its values are exactly orjson's); any other by orjson into dicts.
 ``tests/test_fastscore_typed.py`` holds the typed decoder to orjson. A record with
-anything unusual in it goes through :func:`dagmath_viz.loading.parse_record` and the
+anything unusual in it goes through :func:`dagmath_viz.formats.loading.parse_record` and the
 reference path, so faults read exactly as they do there; any other file (JSONL, one
 object, invalid JSON, pre-scored records, a layout that is not JSON records) is declined
 (None) and the caller loads it.
@@ -35,11 +35,12 @@ try:
 except ImportError:  # pragma: no cover - a dependency; the typed decoder is only a speed-up
     msgspec = None
 
-from dagmath_viz import graph as g
-from dagmath_viz import jsonio, loading
-from dagmath_viz.loading import AnswerKeys
+from dagmath_viz import jsonio
+from dagmath_viz.formats import loading
+from dagmath_viz.formats.loading import AnswerKeys
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
-from dagmath_viz.scoring import (
+from dagmath_viz.score import graph as g
+from dagmath_viz.score.reference import (
     AwaitingVerdict,
     awaiting_verdict_of,
     read_answer,
@@ -57,7 +58,7 @@ _LIST_OR_NULL = frozenset({list, NoneType})
 def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
     """Every record of a JSON array of samples, each clean one measured from its dict, any
     other through ``parse_record`` and the reference path; None (any other file) sends
-    the file to :func:`dagmath_viz.loading.load_file`."""
+    the file to :func:`dagmath_viz.formats.loading.load_file`."""
     layout = loading.layout_of(path)
     if layout is None or not layout.records or path.suffix.lower() == ".jsonl":
         return None
@@ -482,8 +483,8 @@ class CleanMeasures(NamedTuple):
 def _clean_record(
     traj: Trajectory, m: CleanMeasures, reference: str | None, difficulty: float | None
 ) -> AwaitingVerdict:
-    """The record :func:`dagmath_viz.scoring.to_record` writes, from the measures, in the
-    two parts around the verdict (:func:`dagmath_viz.scoring.awaiting_verdict`), with the
+    """The record :func:`dagmath_viz.score.reference.to_record` writes, from the measures, in the
+    two parts around the verdict (:func:`dagmath_viz.score.reference.awaiting_verdict`), with the
     reference answer and difficulty the answer keys fill in."""
     prediction = m.predicted_answer
     n = m.n_nodes

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dagmath_viz.metrics import GRAPH_STATS, cohort_masks, summarise
+from dagmath_viz.analysis.metrics import GRAPH_STATS, cohort_masks, summarise
 from dagmath_viz.schema import CLASSES, COHORTS
 
 __all__ = [
@@ -49,7 +49,7 @@ def leaderboard(
     """One row per group: problems, trajectories, PASS@1 and R̂ with 95% intervals, Δ, AUC.
 
     Rates are fractions in [0, 1]; ``*_low``/``*_high`` are 95% interval bounds over problems
-    (:func:`dagmath_viz.metrics.mean_interval`; absent when ``n_boot`` is 0, which only
+    (:func:`dagmath_viz.analysis.metrics.mean_interval`; absent when ``n_boot`` is 0, which only
     switches them on or off). ``small_sample`` is true below 20 problems: the intervals
     then rest on few problems, and pages warn. ``by`` may name ``difficulty_group``.
     """
@@ -379,7 +379,7 @@ def answers_before_final_step(
     the latest earlier step, and the scored record's ``answer_step`` names that step's id.
     A row counts when ``answer_step`` is set and differs from its final step's id. The
     final step's id comes from the row's trajectory (``trajectories``, aligned with the
-    rows, as :class:`dagmath_viz.corpus.Corpus` holds them); rows without one are not
+    rows, as :class:`dagmath_viz.run.corpus.Corpus` holds them); rows without one are not
     known and left out.
 
     Returns:

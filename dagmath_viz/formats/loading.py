@@ -29,8 +29,8 @@ from typing import Any, NamedTuple
 
 from dagmath_viz import jsonio
 from dagmath_viz.schema import CLASSES, Fault, InputError, LoadIssue, Step, Trajectory
+from dagmath_viz.score.validation import step_name
 from dagmath_viz.text import short_repr
-from dagmath_viz.validation import step_name
 
 __all__ = [
     "ANSWER_FILE_NAMES",

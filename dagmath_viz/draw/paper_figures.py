@@ -1,6 +1,6 @@
 """Figures for the paper's analyses: spread across models, difficulty, closeness, Appendix F.
 
-Built from :mod:`dagmath_viz.tables` output; no Streamlit. Model and dataset names come
+Built from :mod:`dagmath_viz.analysis.tables` output; no Streamlit. Model and dataset names come
 from the data (untrusted): they are HTML-escaped before they reach a figure, since Plotly
 renders markup in names and labels.
 """
@@ -14,8 +14,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dagmath_viz.figures import model_colours, text
-from dagmath_viz.metrics import GRAPH_STATS
+from dagmath_viz.analysis.metrics import GRAPH_STATS
+from dagmath_viz.draw.figures import model_colours, text
 
 __all__ = [
     "closeness_accuracy_figure",
@@ -48,7 +48,7 @@ def _safe(values: pd.Series) -> pd.Series:
 def spread_figure(board: pd.DataFrame) -> go.Figure:
     """PASS@1 and R̂ per model, one panel per dataset, with their 95% intervals.
 
-    ``board`` is :func:`dagmath_viz.tables.leaderboard` by model and dataset. The paper's
+    ``board`` is :func:`dagmath_viz.analysis.tables.leaderboard` by model and dataset. The paper's
     finding reads at a glance: PASS@1 bars vary across models, R̂ bars stay level.
     """
     datasets = sorted(board["dataset"].astype(str).unique())
@@ -94,7 +94,7 @@ def spread_figure(board: pd.DataFrame) -> go.Figure:
 def difficulty_figure(table: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
     """PASS@1, R̂ and AUC against difficulty group, one line per model, a panel per metric.
 
-    ``table`` is :func:`dagmath_viz.tables.by_difficulty` output (the paper's Figure 3).
+    ``table`` is :func:`dagmath_viz.analysis.tables.by_difficulty` output (the paper's Figure 3).
     """
     long = table.melt(
         id_vars=["model", "difficulty_group"],
@@ -140,7 +140,7 @@ def closeness_accuracy_figure(
 def shift_figure(shift: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
     """Appendix F: Correct → Perfect shift of each statistic against the gap Δ.
 
-    ``shift`` is :func:`dagmath_viz.tables.correct_to_perfect_shift` output; one point per
+    ``shift`` is :func:`dagmath_viz.analysis.tables.correct_to_perfect_shift` output; one point per
     model (and dataset), one panel per statistic. Density is shown in percentage points.
     """
     shown = shift.copy()

@@ -1,14 +1,14 @@
 """A columnar (Parquet) copy of a scored JSONL file's frame, kept between app starts.
 
 Opening 100,000 scored records costs seconds of one core (the JSON parse, the per-record
-check :func:`dagmath_viz.loading.scored_fault`, ``DataFrame.from_records`` with Arrow
+check :func:`dagmath_viz.formats.loading.scored_fault`, ``DataFrame.from_records`` with Arrow
 strings); reading the same frame back from Parquet costs a fraction of that. So
-:func:`dagmath_viz.corpus.scored_jsonl_frames` asks :func:`read` first and, after
+:func:`dagmath_viz.run.corpus.scored_jsonl_frames` asks :func:`read` first and, after
 parsing, hands its frame to :func:`write`.
 
 - **Where**: ``frames/`` in the verdict cache's folder (``$DAGMATH_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/dagmath-viz``, else ``~/.cache/dagmath-viz``: see
-  :func:`dagmath_viz.answers.default_cache_file`), or ``$DAGMATH_FRAME_CACHE_DIR``;
+  :func:`dagmath_viz.answers.check.default_cache_file`), or ``$DAGMATH_FRAME_CACHE_DIR``;
   ``DAGMATH_FRAME_CACHE=0`` turns the cache off. Never next to the user's file, and
   never of an uploaded file (they must be gone when their session is).
 - **Key**: the file's resolved path, size, ``mtime_ns``, ``ctime_ns``, inode and a hash
@@ -22,7 +22,7 @@ parsing, hands its frame to :func:`write`.
   a row) and parsed back in one call, and :func:`write` refuses a frame whose object
   values would not come back the same (a NaN, a tuple).
 - **Bounded**: the copies in a folder (with the derived values
-  :mod:`dagmath_viz.viewcache` keeps beside them) take at most :func:`max_bytes`
+  :mod:`dagmath_viz.store.views` keeps beside them) take at most :func:`max_bytes`
   together, 2 GiB unless ``$DAGMATH_FRAME_CACHE_MAX_MB`` says otherwise; past it, the
   copies least recently written or read go first (a read touches its copy). The copy
   just written always stays.
@@ -41,14 +41,14 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from dagmath_viz.uploads import is_uploaded
+from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
     "MAX_BYTES", "VERSION", "cache_dir", "cache_file", "file_key", "max_bytes", "read",
     "read_run", "run_stem", "write", "write_run",
 ]  # fmt: skip
 
-#: Bump when the frame :func:`dagmath_viz.corpus.scored_jsonl_frames` builds changes.
+#: Bump when the frame :func:`dagmath_viz.run.corpus.scored_jsonl_frames` builds changes.
 VERSION = 1
 #: Bytes the copies of one folder may take together (:func:`max_bytes`).
 MAX_BYTES = 2 * 2**30
@@ -71,7 +71,7 @@ def cache_dir() -> Path | None:
     own = os.environ.get("DAGMATH_FRAME_CACHE_DIR")
     if own:
         return Path(own)
-    from dagmath_viz.answers import default_cache_file
+    from dagmath_viz.answers.check import default_cache_file
 
     return default_cache_file().parent / "frames"
 
@@ -165,7 +165,7 @@ def read_run(
 
     For what has no single file to key on, such as a raw results folder scored by the
     streaming pool: the caller says what identifies it (its paths) and what must match
-    (every data file's size and times, its answer keys; :func:`dagmath_viz.streamed.run_key`).
+    (every data file's size and times, its answer keys; :func:`dagmath_viz.run.streamed.run_key`).
     """
     try:
         folder = None if _turned_off() else folder or cache_dir()
@@ -231,7 +231,7 @@ def cache_file(source: str | Path, folder: Path, key: str | None = None) -> Path
 def file_key(source: str | Path) -> str:
     """The key a copy of ``source``, as it is now, is kept under (what must match; raises
     OSError when the file cannot be read). Other caches of the same file's derived values
-    build on it (:mod:`dagmath_viz.viewcache`)."""
+    build on it (:mod:`dagmath_viz.store.views`)."""
     return _key(Path(source))
 
 

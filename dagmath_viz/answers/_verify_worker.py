@@ -1,7 +1,8 @@
 """The answer-check worker process: one JSON pair per stdin line, one verdict per stdout line.
 
-Run by :class:`dagmath_viz.answers.AnswerChecker` as ``python -m dagmath_viz._verify_worker``;
-a plain subprocess (not multiprocessing) so it never re-imports the caller's ``__main__``.
+Run by :class:`dagmath_viz.answers.check.AnswerChecker` as
+``python -m dagmath_viz.answers._verify_worker``; a plain subprocess (not multiprocessing) so it
+never re-imports the caller's ``__main__``.
 The parent enforces the deadline, so math-verify's own signal timeouts are off here.
 Parsed answers are memoised: a reference meets many predictions, and parsing is half the
 cost of a check.

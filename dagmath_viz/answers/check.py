@@ -423,7 +423,7 @@ class AnswerChecker:
 
     def _start(self) -> None:
         self._proc = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
-            [sys.executable, "-m", "dagmath_viz._verify_worker"],
+            [sys.executable, "-m", "dagmath_viz.answers._verify_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -513,7 +513,7 @@ def _plain_number(text: str) -> tuple[Fraction, bool] | None:
 
 def _exact_verdict(reference: str, prediction: str) -> Verdict | None:
     """Common forms (radicals, pi, tuples, polynomials in x) read exactly: see exactforms."""
-    from dagmath_viz.exactforms import exact_verdict
+    from dagmath_viz.answers.exactforms import exact_verdict
 
     ok = exact_verdict(reference, prediction)
     return None if ok is None else Verdict(ok, "verified" if ok else "different")

@@ -2,7 +2,7 @@
 
 Nodes are addressed by *position* (0-based index in the order the model wrote the steps),
 so a trajectory with faulty ids still has a graph. Only well-formed edges are kept (see
-:func:`dagmath_viz.validation.validate_steps`); on them every parent is earlier than its
+:func:`dagmath_viz.score.validation.validate_steps`); on them every parent is earlier than its
 child, so the graph is a DAG in topological order by construction and every algorithm
 here is a single linear pass (no networkx on the hot path).
 """

@@ -27,10 +27,10 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from dagmath_viz import graph as g
 from dagmath_viz.schema import Trajectory
+from dagmath_viz.score import graph as g
+from dagmath_viz.score.validation import validate
 from dagmath_viz.text import normalise_statement
-from dagmath_viz.validation import validate
 
 __all__ = [
     "CATEGORIES",

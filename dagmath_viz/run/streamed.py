@@ -3,13 +3,13 @@
 ``load_corpus`` on raw trajectories (``<model>/<dataset>/problem_<id>_all_samples.json``)
 used to build every :class:`~dagmath_viz.schema.Trajectory` and keep it: 100,000 of them
 took 2.6 GB and half a minute. Above :data:`STREAM_BYTES` of raw data it comes here
-instead: the folder is scored by :func:`dagmath_viz.pipeline.score_paths` (the pool of
+instead: the folder is scored by :func:`dagmath_viz.run.pool.score_paths` (the pool of
 ``dagmath score``: trajectories never leave its workers) and its JSON lines become the
 scored frame a slice at a time while the files are scored
-(:data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines), so neither every trajectory nor
+(:data:`dagmath_viz.run.corpus.SCORED_SLICE` bytes of lines), so neither every trajectory nor
 every record dict exists at once. Every row's trajectory is then ``None``, as for rows
 read from scored JSONL: a page reads one trajectory's steps back from its ``source`` when
-it needs them (:class:`dagmath_viz.sources.SourceReader`).
+it needs them (:class:`dagmath_viz.formats.sources.SourceReader`).
 
 Rows, their order, column values and issues are those of the in-memory path (trajectories
 in file order, then pre-scored records); ``tests/test_streamed.py`` compares the two.
@@ -33,12 +33,12 @@ import orjson
 import pandas as pd
 
 from dagmath_viz import jsonio
-from dagmath_viz.answers import AnswerChecker
-from dagmath_viz.loading import AnswerKey, Discovery, layout_of
-from dagmath_viz.pipeline import IN_PROCESS_BYTES, FileScore, score_paths
+from dagmath_viz.answers.check import AnswerChecker
+from dagmath_viz.formats.loading import AnswerKey, Discovery, layout_of
+from dagmath_viz.run.pool import IN_PROCESS_BYTES, FileScore, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
-from dagmath_viz.scoring import finish_lines, records_frame
-from dagmath_viz.uploads import is_uploaded
+from dagmath_viz.score.reference import finish_lines, records_frame
+from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
     "PARTIAL_EVERY",
@@ -117,17 +117,17 @@ def cached_parts(
     progress: Callable[[int, int], None] | None = None,
     partial: Partial | None = None,
 ) -> tuple[pd.DataFrame, list, int, tuple[str, str] | None]:
-    """:func:`streamed_parts`, kept as a columnar copy (:func:`dagmath_viz.colcache.write_run`)
+    """:func:`streamed_parts`, kept as a columnar copy (:func:`dagmath_viz.store.frames.write_run`)
     and read back instead while the run is unchanged (:func:`run_key`): the frame, the
     issues, the files read, and the copy's ``(identity, key)`` when the frame is the one
     kept (read back, or just written; None otherwise), on which the derived values of
-    :mod:`dagmath_viz.viewcache` are keyed.
+    :mod:`dagmath_viz.store.views` are keyed.
 
     Scoring 100,000 trajectories takes tens of seconds each time the app opens the folder;
     reading the copy back takes a fraction of one. A run that changed while it was scored
     is not kept; an uploaded run never is (its copy would outlive the session).
     """
-    from dagmath_viz import colcache
+    from dagmath_viz.store import frames as colcache
 
     identity = orjson.dumps([_resolved(p) for p in paths]).decode()
     key = None if any(map(is_uploaded, paths)) else run_key(found)
@@ -220,14 +220,14 @@ def streamed_parts(
     with run:
         parts = [frames.finish(run.verdicts)]
         parts += [scored_frame_of_lines(lines) for lines in run.scored_files()]
-    from dagmath_viz.corpus import _concat
+    from dagmath_viz.run.corpus import _concat
 
     return _concat([f for f in parts if len(f)] or parts[:1]), issues, files_read
 
 
 class _Frames:
     """``on_file`` for :func:`score_paths`: the trajectories' scored frame, made while the
-    folder is scored (a slice of :data:`dagmath_viz.corpus.SCORED_SLICE` bytes of lines at
+    folder is scored (a slice of :data:`dagmath_viz.run.corpus.SCORED_SLICE` bytes of lines at
     a time, as :func:`scored_frame_of_lines` makes it) rather than from every line once the
     pool is done, which was a second of one core alone at 100,000 trajectories.
 
@@ -247,7 +247,7 @@ class _Frames:
         every: float,
         progress: Callable[[int, int], None] | None,
     ) -> None:
-        from dagmath_viz.corpus import SCORED_SLICE
+        from dagmath_viz.run.corpus import SCORED_SLICE
 
         self.partial, self.every, self._progress = partial, every, progress
         self.slice = SCORED_SLICE
@@ -312,7 +312,7 @@ class _Frames:
         self.lines, self.line_files, self.size = [], [], 0
 
     def _show(self) -> None:
-        from dagmath_viz.corpus import _concat
+        from dagmath_viz.run.corpus import _concat
 
         self._make_frame()
         if len(self.parts) > 1:  # joined once here, so the next show joins two frames
@@ -324,7 +324,7 @@ class _Frames:
 
     def finish(self, verdicts: dict) -> pd.DataFrame:
         """Every trajectory's row, in file order (``verdicts``: the run's, all known)."""
-        from dagmath_viz.corpus import _concat
+        from dagmath_viz.run.corpus import _concat
 
         for index, score in self.waiting:
             self._add(index, list(finish_lines(score.records, verdicts)))
@@ -394,7 +394,7 @@ def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None
     are joined as ``load_corpus`` joins a scored file's, so the columns and dtypes are those
     of one frame built from every record.
     """
-    from dagmath_viz.corpus import SCORED_SLICE, _concat
+    from dagmath_viz.run.corpus import SCORED_SLICE, _concat
 
     limit = SCORED_SLICE if slice_bytes is None else slice_bytes
     frames: list[pd.DataFrame] = []
@@ -422,11 +422,11 @@ def read_back(
     records: pd.DataFrame, reader, progress: Callable[[int, int], None] | None = None
 ) -> Iterator[Trajectory]:
     """The trajectories behind scored ``records``, read back from their sources one at a
-    time (``reader``: a :class:`~dagmath_viz.sources.SourceReader`, which keeps a few
+    time (``reader``: a :class:`~dagmath_viz.formats.sources.SourceReader`, which keeps a few
     files): a consumer that does not keep them holds one file's trajectories at a time.
 
     Records whose source cannot be read are skipped. ``progress(done, total)`` counts
-    records, every :data:`dagmath_viz.sources.PROGRESS_EVERY` and at the end.
+    records, every :data:`dagmath_viz.formats.sources.PROGRESS_EVERY` and at the end.
     """
     part = records[["model", "dataset", "problem_id", "sample_id", "source"]]
     for _rec, traj in _each_read_back(part, reader, progress):
@@ -439,9 +439,9 @@ def _each_read_back(
 ) -> Iterator[tuple[tuple, Trajectory | None]]:
     """Each record of ``part`` (with ``model``, ``dataset``, ``problem_id``, ``sample_id``
     and ``source``) and its trajectory read back (None when it cannot be read), one at a
-    time; ``progress(done, total)`` every :data:`dagmath_viz.sources.PROGRESS_EVERY`
+    time; ``progress(done, total)`` every :data:`dagmath_viz.formats.sources.PROGRESS_EVERY`
     records and at the end."""
-    from dagmath_viz.sources import PROGRESS_EVERY
+    from dagmath_viz.formats.sources import PROGRESS_EVERY
 
     total = len(part)
     for done, rec in enumerate(part.itertuples(index=False)):
@@ -460,11 +460,11 @@ def tag_counts_read_back(
     reader=None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, int]:
-    """Dead ends by step tag (:func:`dagmath_viz.step_tags.dead_end_tag_counts`) over the
+    """Dead ends by step tag (:func:`dagmath_viz.analysis.step_tags.dead_end_tag_counts`) over the
     ``loaded`` trajectories and those of ``records`` read back by ``reader``
     (:func:`read_back`), never holding the read-back ones all at once; and how many
     trajectories were counted."""
-    from dagmath_viz.step_tags import dead_end_tag_counts
+    from dagmath_viz.analysis.step_tags import dead_end_tag_counts
 
     counted = 0
 
@@ -488,17 +488,17 @@ def dead_ends_read_back(
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Both dead-end tables of scored ``records``, reading each record's source once.
 
-    Returns what :func:`dagmath_viz.sources.scored_dead_end_table` (with ``reader``) and
+    Returns what :func:`dagmath_viz.formats.sources.scored_dead_end_table` (with ``reader``) and
     :func:`tag_counts_read_back` (over ``loaded`` and ``records``) return, with the same
     rows: the dead ends listed by the records, their text and category read from the
     sources; the dead ends by step tag; and how many trajectories were counted. Calling
     both read the sources of the records with dead ends twice; a raw folder of 100,000
     trajectories is thousands of files. ``progress(done, total)`` counts records, every
-    :data:`dagmath_viz.sources.PROGRESS_EVERY` and at the end.
+    :data:`dagmath_viz.formats.sources.PROGRESS_EVERY` and at the end.
     """
-    from dagmath_viz.deadends import COLUMNS, categorise_dead_ends
-    from dagmath_viz.sources import UNKNOWN
-    from dagmath_viz.step_tags import dead_end_tag_counts
+    from dagmath_viz.analysis.deadends import COLUMNS, categorise_dead_ends
+    from dagmath_viz.analysis.step_tags import dead_end_tag_counts
+    from dagmath_viz.formats.sources import UNKNOWN
 
     part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
     listed: list[tuple] = []

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
-from dagmath_viz.answers import extract_boxed
+from dagmath_viz.answers.check import extract_boxed
 from dagmath_viz.schema import DagMathError, InputError, Step, UnsafePathError
-from dagmath_viz.validation import validate_steps
+from dagmath_viz.score.validation import validate_steps
 
 __all__ = [
     "DEFAULT_MAX_STATES",

@@ -15,9 +15,9 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from dagmath_viz import graph as g
 from dagmath_viz.schema import Trajectory
-from dagmath_viz.validation import validate
+from dagmath_viz.score import graph as g
+from dagmath_viz.score.validation import validate
 
 #: The tag of a step that carries none.
 UNTAGGED = "(untagged)"
@@ -74,7 +74,7 @@ def source_trajectories(records: pd.DataFrame, reader) -> list[Trajectory]:
     Args:
         records: scored rows with ``model``, ``dataset``, ``problem_id``, ``sample_id`` and
             ``source``.
-        reader: a :class:`dagmath_viz.sources.SourceReader`.
+        reader: a :class:`dagmath_viz.formats.sources.SourceReader`.
     """
     out = []
     for rec in records[["model", "dataset", "problem_id", "sample_id", "source"]].itertuples(

@@ -8,7 +8,7 @@ lines at a time (:data:`SCORED_SLICE` bytes): 100,000 records never exist as dic
 once. As dicts they took about 2.5 KB each and, freed, left the process hundreds of MB
 larger than the frame it keeps (about 45 MB for 100,000 records);
 ``benchmarks/memory_scored.py`` measures it. Once parsed, a scored JSONL file's frame is
-kept as a Parquet copy (:mod:`dagmath_viz.colcache`) that later loads read instead.
+kept as a Parquet copy (:mod:`dagmath_viz.store.frames`) that later loads read instead.
 """
 
 from __future__ import annotations
@@ -20,18 +20,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dagmath_viz import colcache, jsonio
-from dagmath_viz.answers import AnswerChecker, kept_checker
-from dagmath_viz.loading import (
+from dagmath_viz import jsonio
+from dagmath_viz.answers.check import AnswerChecker, kept_checker
+from dagmath_viz.formats.loading import (
     AnswerKey,
     discover,
     layout_of,
     parse_scored_jsonl,
 )
-from dagmath_viz.pipeline import gc_paused
+from dagmath_viz.run.pool import gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
-from dagmath_viz.scoring import records_frame, score_records
-from dagmath_viz.uploads import is_uploaded
+from dagmath_viz.score.reference import records_frame, score_records
+from dagmath_viz.store import frames as colcache
+from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
 
@@ -51,8 +52,8 @@ class Corpus:
     issues: tuple[LoadIssue, ...] = ()
     files_read: int = 0
     #: ``(identity, key)`` of the columnar copy of a streamed raw folder that ``scored`` was
-    #: read from or kept as (:func:`dagmath_viz.streamed.cached_parts`); None when there is
-    #: none. What derives from the frame alone is cached on it (:mod:`dagmath_viz.viewcache`).
+    #: read from or kept as (:func:`dagmath_viz.run.streamed.cached_parts`); None when there is
+    #: none. What derives from the frame alone is cached on it (:mod:`dagmath_viz.store.views`).
     run_copy: tuple[str, str] | None = field(default=None, compare=False)
     _keys: pd.MultiIndex | None = field(default=None, repr=False, compare=False)
     _key_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -127,29 +128,29 @@ def load_corpus(
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
-    Reads what :func:`dagmath_viz.loading.load_paths` reads, file by file through the same
-    :meth:`~dagmath_viz.loading.Discovery.read`, with the same issues; a file of valid
+    Reads what :func:`dagmath_viz.formats.loading.load_paths` reads, file by file through the same
+    :meth:`~dagmath_viz.formats.loading.Discovery.read`, with the same issues; a file of valid
     scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
     Rows: loaded trajectories first, then scored records, each in file order.
 
     From ``stream_bytes`` of raw trajectory data (default
-    :func:`dagmath_viz.streamed.stream_bytes`: 16 MB, or ``$DAGMATH_STREAM_BYTES``) the
+    :func:`dagmath_viz.run.streamed.stream_bytes`: 16 MB, or ``$DAGMATH_STREAM_BYTES``) the
     data are scored by the streaming pool of ``dagmath score`` instead, and no trajectory
     is kept (every :meth:`Corpus.trajectory` is None; pages read steps back from
     ``source``): same rows, values and issues, in a fraction of the memory
-    (:mod:`dagmath_viz.streamed`).
+    (:mod:`dagmath_viz.run.streamed`).
     ``progress(done, total)`` counts files on both paths. Smaller data stay in memory:
     there a pool costs more time than it saves, and the steps are few.
 
     ``keep_verdicts`` (the app sets it; ignored when ``checker`` is given): answers are
-    checked by :func:`dagmath_viz.answers.kept_checker`, which reads and adds to the
+    checked by :func:`dagmath_viz.answers.check.kept_checker`, which reads and adds to the
     verdicts ``dagmath score`` keeps on disk, so data checked once by either are never
     sent to math-verify again. Uploaded
     files never are: their answers are not written to a file that outlives them.
 
     ``partial(frame, files_done, files_total)``: on the streamed path, called every few
     seconds while the folder is scored, with the scored rows of what is scored so far (a sample
-    of every model and data set; see :func:`dagmath_viz.streamed.streamed_parts`).
+    of every model and data set; see :func:`dagmath_viz.run.streamed.streamed_parts`).
     """
     if keep_verdicts and checker is None and not any(map(is_uploaded, paths)):
         checker = kept_checker()
@@ -159,7 +160,7 @@ def load_corpus(
             )
         finally:
             checker.save()
-    from dagmath_viz import streamed
+    from dagmath_viz.run import streamed
 
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
         found = discover(paths, answers)
@@ -212,13 +213,13 @@ def load_corpus(
 
 def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.DataFrame] | None:
     """A scored JSONL file as one frame (:func:`records_frame`), parsed a slice of lines
-    at a time, or read back from its columnar copy (:mod:`dagmath_viz.colcache`).
+    at a time, or read back from its columnar copy (:mod:`dagmath_viz.store.frames`).
 
-    None unless :func:`dagmath_viz.loading.load_file` would read the file in one parse of
+    None unless :func:`dagmath_viz.formats.loading.load_file` would read the file in one parse of
     valid scored records (its fast path): then every slice parses as such. Otherwise the
     caller reads the file with ``load_file``, which names every bad line. Only a file
     read this way is cached, so a cached file has no load issues to repeat. ``cache_dir``:
-    where the copies are (default :func:`dagmath_viz.colcache.cache_dir`).
+    where the copies are (default :func:`dagmath_viz.store.frames.cache_dir`).
     """
     path = Path(path)
     layout = layout_of(path)

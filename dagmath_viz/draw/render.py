@@ -1,7 +1,7 @@
 """Safe, offline HTML of one trajectory: its step graph and, beside it, its steps.
 
 The graph is drawn by our own small script (``assets/trajectory_view.js``) from positions and
-edge routes computed in :mod:`dagmath_viz.layout`, so what is drawn is what the geometry tests
+edge routes computed in :mod:`dagmath_viz.draw.layout`, so what is drawn is what the geometry tests
 check: every edge is a declared parent, and no edge passes through a box it does not join.
 Short trajectories are drawn as top-down layers (the paper's figures); long ones, as real
 chains of thought are, in reading order with parents as arcs (see :func:`choose_layout`).
@@ -34,11 +34,11 @@ from typing import Any
 
 from pyvis.network import Network
 
-from dagmath_viz import layout as geo
-from dagmath_viz.graph import StepGraph, dead_end_positions, depths
+from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
+from dagmath_viz.score.graph import StepGraph, dead_end_positions, depths
+from dagmath_viz.score.validation import is_step_id, validate
 from dagmath_viz.text import count_formulas, short_repr
-from dagmath_viz.validation import is_step_id, validate
 
 __all__ = [
     "KINDS",
@@ -505,7 +505,7 @@ def _faults_by_position(n_steps: int, faults: Iterable[Fault]) -> dict[int, list
 def _bad_references(traj: Trajectory) -> list[tuple[int, int | None, Any]]:
     """(child position, parent position or None, the cited value) for every reference
     validation drops: to an id that does not exist (or is not an integer), to itself, or
-    to a later step. Mirrors :func:`dagmath_viz.validation.validate_steps`."""
+    to a later step. Mirrors :func:`dagmath_viz.score.validation.validate_steps`."""
     position: dict[int, int] = {}
     for i, step in enumerate(traj.steps):
         if is_step_id(step.step_id) and step.step_id not in position:

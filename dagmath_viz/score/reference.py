@@ -1,8 +1,8 @@
 """Score trajectories: one trajectory -> :class:`Score`; a corpus -> a scored DataFrame.
 
 This is the reference path: every number of DEFINITIONS.md §1 and §3, computed from a
-loaded :class:`Trajectory` through :func:`dagmath_viz.validation.validate` and
-:mod:`dagmath_viz.graph`. The fast path (:mod:`dagmath_viz.fastscore`) must write what
+loaded :class:`Trajectory` through :func:`dagmath_viz.score.validation.validate` and
+:mod:`dagmath_viz.score.graph`. The fast path (:mod:`dagmath_viz.score.fast`) must write what
 this path writes, byte for byte.
 
 The scored record's field names are a public contract (``dagmath score`` writes them, the
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from dagmath_viz import graph as g
-from dagmath_viz.answers import AnswerChecker, Verdict, default_checker, extract_boxed
+from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker, extract_boxed
 from dagmath_viz.schema import Score, Trajectory
-from dagmath_viz.validation import Validation, validate
+from dagmath_viz.score import graph as g
+from dagmath_viz.score.validation import Validation, validate
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built: `dagmath score` never needs it
     import pandas as pd

@@ -1,11 +1,11 @@
 """The scoring pipeline of ``dagmath score``: a pool of processes, verdict threads, a result.
 
 Follow ``dagmath score PATH`` from here: :func:`score_paths` asks
-:func:`dagmath_viz.loading.discover` for the data files and answer keys, then each file is
+:func:`dagmath_viz.formats.loading.discover` for the data files and answer keys, then each file is
 one task (:func:`score_file`): a worker scores it by the fast path
-(:mod:`dagmath_viz.fastscore`) when it is a clean JSON array of samples, else loads it
-(:func:`dagmath_viz.loading.load_file`) and scores it by the reference path
-(:mod:`dagmath_viz.scoring`). Workers send back small pieces of JSON per record plus its
+(:mod:`dagmath_viz.score.fast`) when it is a clean JSON array of samples, else loads it
+(:func:`dagmath_viz.formats.loading.load_file`) and scores it by the reference path
+(:mod:`dagmath_viz.score.reference`). Workers send back small pieces of JSON per record plus its
 (reference, prediction) pair; trajectories never leave the worker. The parent keeps the
 pieces in file order, checks each distinct pair once (cached, fast path for plain numbers,
 the math-verify worker in background threads that start when the first pair needs it, so
@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 
-from dagmath_viz import jsonio, loading
-from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
-from dagmath_viz.fastscore import score_clean_file
-from dagmath_viz.loading import AnswerKey, AnswerKeys
+from dagmath_viz import jsonio
+from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
+from dagmath_viz.formats import loading
+from dagmath_viz.formats.loading import AnswerKey, AnswerKeys
 from dagmath_viz.schema import LoadIssue, Trajectory
-from dagmath_viz.scoring import AwaitingVerdict, awaiting_verdict_of, finish_lines
+from dagmath_viz.score.fast import score_clean_file
+from dagmath_viz.score.reference import AwaitingVerdict, awaiting_verdict_of, finish_lines
 
 if TYPE_CHECKING:
     from ctypes import c_byte
@@ -83,7 +84,7 @@ def score_paths(
     Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
     runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
     ``progress(done, total)`` counts files; ``exclude`` names files never read (the
-    run's own output, see :func:`dagmath_viz.loading.discover`). ``found``: what
+    run's own output, see :func:`dagmath_viz.formats.loading.discover`). ``found``: what
     ``discover(paths, answers, exclude=exclude)`` gave the caller already (a large folder
     is not walked twice).
 

@@ -1,12 +1,12 @@
 """Score a run too large for one machine on a Dask cluster; the same JSONL as ``dagmath score``.
 
 Scoring is per record and embarrassingly parallel, so this is the local pipeline of
-:mod:`dagmath_viz.pipeline` with Dask as the scheduler (we write no scheduler of our own):
+:mod:`dagmath_viz.run.pool` with Dask as the scheduler (we write no scheduler of our own):
 
 1. the client lists the files and reads the answer keys (the files must be readable at the
    same paths on every worker: a shared file system);
 2. ``dask.bag`` over the files: each worker scores whole files with
-   :func:`~dagmath_viz.pipeline.score_file` and keeps the results in cluster memory;
+   :func:`~dagmath_viz.run.pool.score_file` and keeps the results in cluster memory;
 3. only the distinct (reference, prediction) pairs travel to the client, which settles what
    it can (verdict cache, equal texts, plain numbers) and sends the rest back out in
    partitions, each checked by a math-verify worker process on a cluster node;
@@ -32,11 +32,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dagmath_viz import jsonio, loading, pipeline
-from dagmath_viz.answers import AnswerChecker, Verdict, default_checker
-from dagmath_viz.loading import AnswerKey
+from dagmath_viz import jsonio
+from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
+from dagmath_viz.formats import loading
+from dagmath_viz.formats.loading import AnswerKey
+from dagmath_viz.run import pool as pipeline
 from dagmath_viz.schema import DagMathError, LoadIssue
-from dagmath_viz.scoring import finish_lines
+from dagmath_viz.score.reference import finish_lines
 
 __all__ = ["CONNECT_TIMEOUT", "DaskScoredRun", "connect", "score_on_dask"]
 
@@ -124,7 +126,7 @@ def _check_cluster(client, where: str, timeout: float) -> None:
     import importlib
 
     try:
-        client.run_on_scheduler(importlib.import_module, "dagmath_viz.pipeline")
+        client.run_on_scheduler(importlib.import_module, "dagmath_viz.run.pool")
     except Exception as exc:  # noqa: BLE001 - whatever the scheduler's import raised
         raise DagMathError(
             f"{where}: the scheduler cannot import dagmath_viz ({_reason(exc)}); "
@@ -136,7 +138,7 @@ def _check_cluster(client, where: str, timeout: float) -> None:
         raise DagMathError(
             f"{where}: no Dask worker joined the scheduler within {timeout:g} s ({_reason(exc)})"
         ) from None
-    found = client.run(importlib.import_module, "dagmath_viz.pipeline", on_error="return")
+    found = client.run(importlib.import_module, "dagmath_viz.run.pool", on_error="return")
     broken = {w: r for w, r in found.items() if isinstance(r, BaseException)}
     if broken:
         worker, exc = next(iter(broken.items()))

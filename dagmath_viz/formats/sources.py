@@ -1,7 +1,7 @@
 """Reading the one trajectory behind a scored record, on demand, from its ``source``.
 
 A scored JSONL record (``dagmath score`` output) carries no steps, only ``source``: the
-file it was read from and the place in it, as :func:`dagmath_viz.loading.parse_record`
+file it was read from and the place in it, as :func:`dagmath_viz.formats.loading.parse_record`
 wrote it: ``FILE:item 2``, ``FILE:line 7``, ``FILE:line 7, item 2`` or ``FILE[3]`` (the
 record's position when the file gave no location). This module finds that file again
 (as written, or relative to the folders the scored file was opened from), reads that one
@@ -108,7 +108,7 @@ class SourceReader:
     The parsed JSON of the last file read is kept, so listing many records of one file
     (the Dead ends page) parses it once. Any other source (no place, a Thought Anchors
     folder, a record that is no longer where it was scored) is found by reading its whole
-    file, as :func:`dagmath_viz.loading.load_file` does.
+    file, as :func:`dagmath_viz.formats.loading.load_file` does.
 
     Args:
         roots: folders (or files) the scored data were opened from; relative source
@@ -182,7 +182,7 @@ class SourceReader:
     def _one_record(self, path: Path, ref: SourceRef, key: tuple | None) -> Trajectory | None:
         """The record at ``ref.location`` parsed alone, or ``None`` when that is not sure
         to give what reading the whole file gives (then the file is read whole)."""
-        from dagmath_viz.loading import (
+        from dagmath_viz.formats.loading import (
             RECORD_MARKERS,
             _is_sample_id,
             file_context,
@@ -247,7 +247,7 @@ class SourceReader:
         self, path: Path, ref: SourceRef, key: tuple | None
     ) -> tuple[Trajectory | None, str | None]:
         """Read the whole file and find the record by its place, else by ``key``."""
-        from dagmath_viz.loading import load_file
+        from dagmath_viz.formats.loading import load_file
 
         trajectories, _scored, _issues = load_file(path)
         if not trajectories:
@@ -292,14 +292,14 @@ def scored_dead_end_table(
     read, the text is empty and the category is :data:`UNKNOWN`.
 
     Args:
-        records: the scored frame (columns of :data:`dagmath_viz.scoring.RECORD_FIELDS`).
+        records: the scored frame (columns of :data:`dagmath_viz.score.reference.RECORD_FIELDS`).
         reader: reads sources back; ``None`` leaves every category unknown.
         rows: positions (``iloc``) of the records to list; all by default.
         progress: ``progress(done, total)``, records with dead ends read back (every
             :data:`PROGRESS_EVERY` and at the end; only with a ``reader``): reading the
             sources of a 100,000-trajectory folder takes minutes, one file at a time.
     """
-    from dagmath_viz.deadends import COLUMNS, categorise_dead_ends
+    from dagmath_viz.analysis.deadends import COLUMNS, categorise_dead_ends
 
     part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
     if rows is not None:
@@ -339,10 +339,10 @@ def missing_sources(records: pd.DataFrame, reader: SourceReader) -> list[str]:
 def dead_end_category_counts(table: pd.DataFrame) -> pd.DataFrame:
     """Dead ends per model and category, :data:`UNKNOWN` included when present, and total.
 
-    Columns: ``model``, every category of :data:`dagmath_viz.deadends.CATEGORIES`, then
+    Columns: ``model``, every category of :data:`dagmath_viz.analysis.deadends.CATEGORIES`, then
     ``unknown`` if any dead end's category is unknown, then ``total`` (the sum of them all).
     """
-    from dagmath_viz.deadends import CATEGORIES
+    from dagmath_viz.analysis.deadends import CATEGORIES
 
     cats = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
     counts = table.groupby(["model", "category"]).size().unstack("category", fill_value=0)

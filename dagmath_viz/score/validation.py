@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dagmath_viz.graph import StepGraph
 from dagmath_viz.schema import Fault, Step, Trajectory
+from dagmath_viz.score.graph import StepGraph
 from dagmath_viz.text import short_repr
 
 __all__ = ["Fault", "Validation", "is_step_id", "step_name", "validate", "validate_steps"]

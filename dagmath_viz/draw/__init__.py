@@ -1,0 +1,1 @@
+"""Pictures: plotly figures, the safe DAG renderer and its geometry."""

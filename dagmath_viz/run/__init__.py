@@ -1,0 +1,1 @@
+"""Running the scorer over many files: the process pool, streaming, the in-memory corpus, Dask."""

@@ -1,0 +1,1 @@
+"""Every on-disk place the project writes between runs: kept frames, derived views, uploads."""
