@@ -49,6 +49,7 @@ from dagmath_viz.logic.program import (
 from dagmath_viz.logic.proofs import Proof, shortest_proofs
 from dagmath_viz.logic.rules import Closure, Hyperedge, closure
 from dagmath_viz.logic.text import (
+    MAX_SENTENCE,
     NOBODY,
     ParsedProblem,
     ProofSentence,
@@ -345,7 +346,8 @@ def _match(sentence: ProofSentence, theorems: set[tuple]) -> tuple | None:
 # "the answer is 26": a bounded gap after "answer", so a sentence of repeated "answer" costs
 # linear time, not quadratic (issue 33); the number is read only up to MAX_DIGITS digits.
 _ANSWER = re.compile(
-    r"\banswer\b[^0-9]{0,80}?(?:is|:|=)\s*[$\\(]*(?:\\boxed\{)?\s*(?P<n>\d+)", re.IGNORECASE
+    r"\banswer\b[^0-9]{0,80}?(?:is|:|=)\s{0,8}[$\\(]{0,4}(?:\\boxed\{)?\s{0,8}(?P<n>\d+)",
+    re.IGNORECASE,
 )
 #: numbers longer than this are not read as answers or equation terms (no count has them)
 MAX_DIGITS = 60
@@ -440,8 +442,11 @@ def _equation_matches(text: str, conclusions: list[tuple[tuple, Atom]]) -> list[
     ]
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def _has_digit(s: str) -> bool:
-    return any(ch.isdigit() for ch in s)
+    return _DIGIT.search(s) is not None
 
 
 def _answer_said(text: str) -> int | str | None:
@@ -507,7 +512,7 @@ def score_proof_record(record: Mapping[str, Any]) -> dict[str, Any]:
             continue
         key = _match(s, theorem_keys)
         keys = [key] if key is not None else []
-        if not keys and "=" in (s.part or s.text):
+        if not keys and "=" in (s.part or s.text) and len(s.text) <= MAX_SENTENCE:
             keys = _equation_matches(s.part or normalize(s.text), conclusions)
         if not keys and s.atom is not None:
             said_atoms.append(s.atom)

@@ -112,6 +112,12 @@ _SPLIT = re.compile(r"(?<=[.?!])\s+")
 _ENUM = re.compile(r"^\s*(?:\(?\d+[.)]|step \d+[:.]|[-*•])\s+", re.IGNORECASE)
 
 
+def _quote(sentence: str, limit: int = 200) -> str:
+    """A sentence quoted in an error message, cut after ``limit`` characters (a hostile
+    text must not make a message of megabytes)."""
+    return repr(sentence if len(sentence) <= limit else sentence[:limit] + "…")
+
+
 def _names(text: str) -> Agent:
     return agent(*(n for n in _LIST_SEP.split(text) if n))
 
@@ -466,12 +472,12 @@ def parse_problem(text: str) -> ParsedProblem:
         ground = _GROUND.fullmatch(s.rstrip(".!").strip())
         if s.endswith("?") or ground is not None:
             if i != len(sentences) - 1:
-                raise TextError(f"sentence {i + 1} is a question before the end: {raw!r}")
+                raise TextError(f"sentence {i + 1} is a question before the end: {_quote(raw)}")
             question = s
             break
         st = _match_statement(s.rstrip(".!").strip())
         if st is None:
-            raise TextError(f"cannot read sentence {i + 1}: {raw!r}")
+            raise TextError(f"cannot read sentence {i + 1}: {_quote(raw)}")
         statements.append((raw, st))
     if question is None:
         raise TextError(
@@ -486,7 +492,7 @@ def parse_problem(text: str) -> ParsedProblem:
         try:
             atom = _build(st, t, entities)
         except (ProgramError, ValueError) as exc:
-            raise TextError(f"cannot use sentence {raw!r}: {exc}") from None
+            raise TextError(f"cannot use sentence {_quote(raw)}: {exc}") from None
         if isinstance(atom, Transfer):
             t += 1
             sides.append((atom, _side(st.kind)))
@@ -580,7 +586,7 @@ def _ground_query(question: str, entities: set[str]) -> tuple[Atom | None, str]:
         return atom, f"How many {atom.entity} does {_list(atom.more)} have more than" + (
             f" {_list(atom.less)}?"
         )
-    raise TextError(f"cannot read the statement to prove: {question!r}")
+    raise TextError(f"cannot read the statement to prove: {_quote(question)}")
 
 
 # --- proofs ------------------------------------------------------------------------------
