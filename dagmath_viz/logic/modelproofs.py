@@ -152,6 +152,22 @@ def _statements(proof: Proof) -> list[Atom]:
     return out
 
 
+def _in_tree_order(solved: Solved) -> list[Atom]:
+    """The shortest proof's statements in the order the authors' trees are written (the
+    "efficient" search order), so that it scores distance 0 to it; in the proof's own
+    order when that order would put a conclusion before one of its premises."""
+    atoms = _statements(solved.proof)
+    at = {k: i for i, k in enumerate(reference_orders(solved)["efficient"])}
+    if not all(stated(x) in at for x in atoms):
+        return atoms
+    ordered = sorted(atoms, key=lambda x: at[stated(x)])
+    pos = {stated(x): i for i, x in enumerate(ordered)}
+    for step in solved.proof.steps:
+        if any(pos[stated(p)] > pos[stated(step.theorem)] for p in step.premises):
+            return atoms
+    return ordered
+
+
 def _id(record: Mapping[str, Any]) -> Any:
     """The record's ``id`` (or a problem record's ``problem_id``)."""
     rid = record.get("id", record.get("problem_id"))
@@ -214,8 +230,8 @@ def solve_text_record(record: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": rid,
         "answer": solved.answer,
-        "shortest_proof": [say(x, program) for x in _statements(solved.proof)],
-        "shortest_proof_theorems": [_say(x) for x in _statements(solved.proof)],
+        "shortest_proof": [say(x, program) for x in _in_tree_order(solved)],
+        "shortest_proof_theorems": [_say(x) for x in _in_tree_order(solved)],
         "axioms": len(program.axioms),
         "irrelevant_axioms": irrelevant,
     }
@@ -280,8 +296,10 @@ def _tree_edges(clos: Closure, program: Program) -> list[Hyperedge]:
     pair whose two counts are known without that compeq ("So the difference between the
     number of parrots Dennie and Dianna have is 19 - 4 = 15."), never the other pair (its
     count is what the compeq concludes). So each compeq gets the 1c steps of the first of
-    its pairs whose counts the trees reach, as the trees grow; a pair that the question
-    asks to compare always gets them (the goal is that comparison).
+    its pairs whose counts the trees reach, as the trees grow, and none when a comparison of
+    one of its pairs is stated or concluded otherwise ("Davida has 5 candy bars more than
+    Chloette." as an axiom); a pair that the question asks to compare always gets them (the
+    goal is that comparison).
     """
     axioms = set(program.axioms)
     kept = [
@@ -292,16 +310,23 @@ def _tree_edges(clos: Closure, program: Program) -> list[Hyperedge]:
     intro = [e for e in clos.hyperedges if e.rule == "1c" and e.head not in axioms]
     asked = {frozenset(p) for p in program.compare}
     kept += [e for e in intro if isinstance(e.head, Comp) and frozenset(e.head.pair) in asked]
-    open_pairs = [{frozenset(p) for p in x.pairs} for x in program.axioms if isinstance(x, CompEq)]
+    open_pairs = [
+        ({frozenset(p) for p in x.pairs}, x.entity) for x in program.axioms if isinstance(x, CompEq)
+    ]
     while open_pairs:
         reached = _reach(axioms, kept)
+        compared = {(frozenset(x.pair), x.entity) for x in reached if isinstance(x, Comp)}
         ready = [e for e in intro if isinstance(e.head, Comp) and all(p in reached for p in e.tail)]
         progress = False
-        for pairs in list(open_pairs):
-            new = [e for e in ready if frozenset(e.head.pair) in pairs]
+        for pairs, entity in list(open_pairs):
+            if any((p, entity) in compared for p in pairs):  # stated, or concluded otherwise
+                open_pairs.remove((pairs, entity))
+                progress = True
+                continue
+            new = [e for e in ready if frozenset(e.head.pair) in pairs and e.head.entity == entity]
             if new:
                 kept += new
-                open_pairs.remove(pairs)
+                open_pairs.remove((pairs, entity))
                 progress = True
         if not progress:
             break
