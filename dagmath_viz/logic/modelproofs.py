@@ -7,8 +7,12 @@ DEFINITIONS.md §6 defines it (the authors' precision and recall, on correct ans
 **Matching.** Each proof sentence is read (:func:`~dagmath_viz.logic.text.parse_proof_text`)
 and matched to the theorems of the program's closure by what it states (the atom without its
 time stamp, :func:`~dagmath_viz.logic.text.stated`). "The difference between ... is d", which
-does not say which side has more, matches either sign. A sentence that matches no theorem is
-*unmatched*; sentences without a digit ("Let's think step by step.") state nothing and are
+does not say which side has more, matches either sign; a sentence that states several
+theorems counts as each. A sentence the templates do not read (or whose reading is no
+theorem) matches the conclusions its correct equations give, when it names the
+conclusion's agent and entity, as the authors' matcher does (``_equation_matches``). A
+sentence that matches no theorem is *unmatched*: it counts in |P| but is no non-axiom
+theorem; sentences without a digit ("Let's think step by step.") state nothing and are
 ignored.
 
 **The goal.** The question asks about the last time stamp; when the program gives no count

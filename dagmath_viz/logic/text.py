@@ -31,9 +31,13 @@ its "extended" and MathGAP v1 templates) and the proofs written in its style:
   and Y have is 3.", "So A and B have a total of 9 E.", "If A and B sum up the E that they
   have, they have 4 + 5 = 9 in total.". A conclusion may open with "This means (that)", "It
   follows that", "As a result," … and close with "in total", "in all", "now", "left"; a
-  justification after a statement ("(18 + 9 = 27)", ", because 19 - 10 = 9") is dropped; and
-  a sentence that joins two statements ("A, so B", "A; therefore B", "A, which means B",
-  "Since A, B") gives both (the parts that read, when some do not).
+  justification after a statement ("(18 + 9 = 27)", ", because 19 - 10 = 9") is dropped; a
+  sentence that joins two statements ("A, so B", "A; therefore B", "A, which means B", "A,
+  which gives B", "Since A, B") gives both (the parts that read, when some do not), and so
+  does one that lists them ("Dennie has 19 parrots and Dianna has 4 parrots"); "The
+  difference between A and B is 19 - 4 = 15" is about the goal's entity;
+- ground queries: "Prove that X has N E." (the authors' ``groundquery``), read as the
+  question "How many E does X have?", the claim kept in ``ParsedProblem.claim``.
 
 Agents are names, possibly possessive ("Jory's aunt"); entities are lowercase phrases of one
 or more words ("granola bars", "yo-yos"). Every sentence is matched against a fixed list of
