@@ -228,10 +228,11 @@ def test_the_answer_pattern_spans_a_bounded_gap():
     """The reason a sentence of repeated "answer" is linear (issue 33: 200 KB took 108 s):
     "answer" and its number may be at most 80 characters apart, so each "answer" costs a
     bounded scan. The 200 KB sentence itself scores (the shortest proof, then the noise)."""
-    far = _proof(*CONCLUSIONS).replace("is 26.", "is" + " really" * 20 + " 26.")
-    out = _score(
-        QUESTION.replace(" in all", ""), far.replace("Therefore, the answer", "The answer")
-    )
-    assert out["answer"] == 26  # from Eddie's 26, not from the far-away number
+    line = "Therefore, the answer (arabic numerals) is 26."
+    near = _proof(*CONCLUSIONS).replace(line, "The answer" + " really" * 10 + " is 27.")
+    far = _proof(*CONCLUSIONS).replace(line, "The answer" + " really" * 20 + " is 27.")
+    assert _score(QUESTION, near)["answer"] == 27  # 70 characters apart: read
+    # 140 apart: not an answer line; the answer is the proof's last count of Eddie's parrots
+    assert _score(QUESTION, far)["answer"] == 26
     out = _score(QUESTION, _proof(*CONCLUSIONS) + "answer " * 30_000)
     assert out["correct"] is True and out["efficiency"] == 1.0 and out["unmatched"] == []
