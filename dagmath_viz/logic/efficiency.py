@@ -59,24 +59,32 @@ def _ratio(num: int, den: int, empty: float) -> float:
 
 
 def efficiency(
-    proof: Iterable[Hashable], shortest: Iterable[Hashable], axioms: Iterable[Hashable]
+    proof: Iterable[Hashable],
+    shortest: Iterable[Hashable],
+    axioms: Iterable[Hashable],
+    unmatched: Iterable[Hashable] = (),
 ) -> Efficiency:
     """|S ∩ P| / |P| over all theorems and over non-axiom theorems; recall; exact match.
 
     ``proof`` is P: the theorems a proof states, in any order, repeats counting once; an
     item that is no theorem (an unmatched statement) counts in |P| and never in S ∩ P.
-    An empty P has efficiency 0. When P has no non-axiom theorem, the non-axiom
-    efficiency is 1 if S has none either, else 0.
+    The items of P listed in ``unmatched`` are such statements: they count in |P| but not
+    among P's non-axiom theorems, which they are not (a sentence that matches nothing is
+    neither an axiom nor a conclusion). An empty P has efficiency 0. When P has no
+    non-axiom theorem, the non-axiom efficiency is 1 if S has none either, else 0.
 
     Example:
         >>> efficiency("abcd", "abc", "ab")
         Efficiency(efficiency=0.75, efficiency_non_axiom=0.5, recall=1.0, exact_match=False)
+        >>> efficiency("abcd", "abc", "ab", unmatched="d").efficiency_non_axiom
+        1.0
     """
     p, s, a = set(proof), set(shortest), set(axioms)
     both = p & s
+    conclusions = p - a - set(unmatched)
     return Efficiency(
         _ratio(len(both), len(p), 0.0),
-        _ratio(len(both - a), len(p - a), 1.0 if not s - a else 0.0),
+        _ratio(len(both - a), len(conclusions), 1.0 if not s - a else 0.0),
         _ratio(len(both), len(s), 1.0),
         p == s,
     )

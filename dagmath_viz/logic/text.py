@@ -31,9 +31,13 @@ its "extended" and MathGAP v1 templates) and the proofs written in its style:
   and Y have is 3.", "So A and B have a total of 9 E.", "If A and B sum up the E that they
   have, they have 4 + 5 = 9 in total.". A conclusion may open with "This means (that)", "It
   follows that", "As a result," … and close with "in total", "in all", "now", "left"; a
-  justification after a statement ("(18 + 9 = 27)", ", because 19 - 10 = 9") is dropped; and
-  a sentence that joins two statements ("A, so B", "A; therefore B", "A, which means B",
-  "Since A, B") gives both (the parts that read, when some do not).
+  justification after a statement ("(18 + 9 = 27)", ", because 19 - 10 = 9") is dropped; a
+  sentence that joins two statements ("A, so B", "A; therefore B", "A, which means B", "A,
+  which gives B", "Since A, B") gives both (the parts that read, when some do not), and so
+  does one that lists them ("Dennie has 19 parrots and Dianna has 4 parrots"); "The
+  difference between A and B is 19 - 4 = 15" is about the goal's entity;
+- ground queries: "Prove that X has N E." (the authors' ``groundquery``), read as the
+  question "How many E does X have?", the claim kept in ``ParsedProblem.claim``.
 
 Agents are names, possibly possessive ("Jory's aunt"); entities are lowercase phrases of one
 or more words ("granola bars", "yo-yos"). Every sentence is matched against a fixed list of
@@ -77,6 +81,7 @@ __all__ = [
     "ParsedProblem",
     "ProofSentence",
     "TextError",
+    "parse_own_problem",
     "parse_problem",
     "parse_proof_text",
     "say",
@@ -109,6 +114,12 @@ _EXPR = r"[\d\s+\-*/×x·().]*?"  # the arithmetic before "=" in a conclusion
 _LIST_SEP = re.compile(r",? and |, ")
 _SPLIT = re.compile(r"(?<=[.?!])\s+")
 _ENUM = re.compile(r"^\s*(?:\(?\d+[.)]|step \d+[:.]|[-*•])\s+", re.IGNORECASE)
+
+
+def _quote(sentence: str, limit: int = 200) -> str:
+    """A sentence quoted in an error message, cut after ``limit`` characters (a hostile
+    text must not make a message of megabytes)."""
+    return repr(sentence if len(sentence) <= limit else sentence[:limit] + "…")
 
 
 def _names(text: str) -> Agent:
@@ -338,8 +349,11 @@ class ParsedProblem:
     question: str
     #: for "How many E does A have more (less) than B?": (A, B, +1) or (A, B, -1)
     ask: tuple[Agent, Agent, int] | None = None
+    #: for a ground query ("Prove that Eddie has 26 parrots."): the statement to prove
+    claim: Atom | None = None
 
 
+_GROUND = _p(r"(?:Prove|Show) that (?P<s>.+)")
 _COMP_QUESTION = _p(
     rf"How many (?P<e>{_ENT}) does (?P<a>{_NAME}) have (?P<dir>more|less|fewer) than"
     rf" (?P<b>{_NAME})(?: has (?P=e))?\?"
@@ -459,18 +473,22 @@ def parse_problem(text: str) -> ParsedProblem:
     question = None
     for i, raw in enumerate(sentences):
         s = " ".join(raw.replace("\u2019", "'").replace("\u2018", "'").split())
-        if s.endswith("?"):
+        ground = _GROUND.fullmatch(s.rstrip(".!").strip())
+        if s.endswith("?") or ground is not None:
             if i != len(sentences) - 1:
-                raise TextError(f"sentence {i + 1} is a question before the end: {raw!r}")
+                raise TextError(f"sentence {i + 1} is a question before the end: {_quote(raw)}")
             question = s
             break
         st = _match_statement(s.rstrip(".!").strip())
         if st is None:
-            raise TextError(f"cannot read sentence {i + 1}: {raw!r}")
+            raise TextError(f"cannot read sentence {i + 1}: {_quote(raw)}")
         statements.append((raw, st))
     if question is None:
-        raise TextError("the text has no question (a last sentence ending in '?')")
+        raise TextError(
+            "the text has no question (a last sentence ending in '?', or 'Prove that ...')"
+        )
     entities = {st.match["e"] for _, st in statements}
+    claim, asked = _ground_query(question, entities)
     built: list[tuple[str, Atom]] = []
     sides: list[tuple[Transfer, str]] = []
     t = 0
@@ -478,7 +496,7 @@ def parse_problem(text: str) -> ParsedProblem:
         try:
             atom = _build(st, t, entities)
         except (ProgramError, ValueError) as exc:
-            raise TextError(f"cannot use sentence {raw!r}: {exc}") from None
+            raise TextError(f"cannot use sentence {_quote(raw)}: {exc}") from None
         if isinstance(atom, Transfer):
             t += 1
             sides.append((atom, _side(st.kind)))
@@ -499,13 +517,13 @@ def parse_problem(text: str) -> ParsedProblem:
             kept.append(raw)
     containers = {(n, x.container) for x in axioms if isinstance(x, Rate) for n in x.agent}
     ask = None
-    m = _COMP_QUESTION.fullmatch(question)
+    m = _COMP_QUESTION.fullmatch(asked)
     if m is not None:
         a, b = _names(m["a"]), _names(m["b"])
         ask = (a, b, 1 if m["dir"] == "more" else -1)
         query, parts = Query(a, m["e"], t), ()
     else:
-        query, parts = _question(question, t, members, containers)
+        query, parts = _question(asked, t, members, containers)
     program = Program(
         tuple(axioms),
         query,
@@ -515,7 +533,64 @@ def parse_problem(text: str) -> ParsedProblem:
         compare=(ask[:2],) if ask else (),
         one_sided=tuple(sides),
     )
-    return ParsedProblem(program, tuple(kept), question, ask)
+    return ParsedProblem(program, tuple(kept), question, ask, claim)
+
+
+def parse_own_problem(text: str) -> ParsedProblem | None:
+    """Read a problem in this project's own templates (``gsm generate``'s ``problem_text``,
+    :mod:`dagmath_viz.logic.verbalize`), or None when a sentence is not in them.
+
+    Those templates say every time stamp ("After round 2, ...", "In round 3, ..."), so the
+    program is the generator's own: no reading of time from the order of the sentences.
+    """
+    from dagmath_viz.logic.verbalize import parse_question, parse_sentence
+    from dagmath_viz.logic.verbalize import split_sentences as own_sentences
+
+    if not isinstance(text, str):
+        return None
+    sentences = own_sentences(" ".join(text.split()))
+    if len(sentences) < 2:
+        return None
+    query = parse_question(sentences[-1])
+    if query is None:
+        return None
+    axioms: list[Atom] = []
+    kept: list[str] = []
+    for raw in sentences[:-1]:
+        atom = parse_sentence(raw)
+        if atom is None:
+            return None
+        if atom not in axioms:
+            axioms.append(atom)
+            kept.append(raw)
+    try:
+        program = Program(tuple(axioms), query)
+    except (ProgramError, ValueError):
+        return None
+    return ParsedProblem(program, tuple(kept), sentences[-1])
+
+
+def _ground_query(question: str, entities: set[str]) -> tuple[Atom | None, str]:
+    """A ground query ("Prove that Eddie has 26 parrots.", the authors' ``groundquery``):
+    the statement claimed and the question it answers ("How many parrots does Eddie
+    have?"); an ordinary question is returned as it is, with no claim.
+
+    Raises:
+        TextError: when the statement to prove is not a count or a comparison.
+    """
+    m = _GROUND.fullmatch(question.rstrip(".!").strip())
+    if m is None:
+        return None, question
+    said = _read_one(normalize(m["s"]), _Ctx(frozenset(entities)))
+    atom = said.atom if said is not None else None
+    if isinstance(atom, Cont):
+        does = "does" if len(atom.agent) == 1 else "do"
+        return atom, f"How many {atom.entity} {does} {_list(atom.agent)} have?"
+    if isinstance(atom, Comp) and atom.diff > 0:
+        return atom, f"How many {atom.entity} does {_list(atom.more)} have more than" + (
+            f" {_list(atom.less)}?"
+        )
+    raise TextError(f"cannot read the statement to prove: {_quote(question)}")
 
 
 # --- proofs ------------------------------------------------------------------------------
@@ -565,8 +640,17 @@ _PROOF_EXTRA: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "diff",
         _p(
-            rf"{_CONCL}the difference between the number of (?P<e>{_ENT}) (?P<a>{_NAME}) and"
+            rf"{_CONCL}[Tt]he difference between the number of (?P<e>{_ENT}) (?P<a>{_NAME}) and"
             rf" (?P<b>{_NAME}) have is {_EQ}(?P<d>{_NUM})"
+        ),
+    ),
+    (
+        # "The difference between Dennie and Dianna is 19 - 4 = 15." (no entity named: the
+        # goal's entity is meant, see parse_proof_text)
+        "diff",
+        _p(
+            rf"{_CONCL}[Tt]he difference between (?P<a>{_NAME}) and (?P<b>{_NAME}) is {_EQ}"
+            rf"(?P<d>{_NUM})(?: (?P<e>{_ENT}))?"
         ),
     ),
     (
@@ -597,6 +681,19 @@ class ProofSentence:
     text: str
     atom: Atom | None
     unsigned: bool = False
+    #: the part of the sentence that did not read (normalized), for a caller that matches
+    #: it otherwise (``score-proofs`` matches the equation it states); "" when it read
+    part: str = ""
+    #: True for a part that did not read in a sentence whose other parts did
+    extra: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    """What reading a proof sentence needs from its problem."""
+
+    entities: frozenset[str]
+    goal_entity: str | None = None
 
 
 # A justification after a statement: "… (18 + 9 = 27)", "…, because 19 - 10 = 9", "… since …".
@@ -604,13 +701,16 @@ _WHY = re.compile(r"(?:,? (?:because|since) .*| ?\([^()]*\))$")
 # Two statements joined in one sentence: "A, so B", "A; therefore B", "A, which means B".
 _JOIN = re.compile(
     r"(?:,|;) (?:and )?(?:so|therefore|thus|hence|which means(?: that)?|meaning(?: that)?|"
-    r"this means(?: that)?) "
+    r"(?:this|that) means(?: that)?|which gives(?: us)?|giving(?: us)?|which makes) "
 )
+# Two statements joined by "and": "Dennie has 19 parrots and Dianna has 4 parrots."
+_AND = re.compile(r",? and |, ")
+_MAX_MERGED = 6
 _SINCE = re.compile(r"(?:Since|Because|As|Given that) ", re.IGNORECASE)
 _MAX_CLAUSES = 8
 
 
-def _clauses(s: str, entities: set[str]) -> list[str]:
+def _clauses(s: str, ctx: _Ctx) -> list[str]:
     """The statements a sentence joins: "A, so B" → [A, B]; "Since A, B" → [A, B].
 
     For "Since A, B" every comma is a candidate end of A (names are listed with commas); the
@@ -627,38 +727,76 @@ def _clauses(s: str, entities: set[str]) -> list[str]:
     commas = [i for i, ch in enumerate(rest) if ch == ","][:_MAX_CLAUSES]
     for i in commas:
         first, second = rest[:i], rest[i + 1 :].strip()
-        if _read_one(first, entities) is not None and _read_one(second, entities) is not None:
+        if _read_one(first, ctx) is not None and _read_one(second, ctx) is not None:
             return [first, second]
     return []
 
 
-def _read_one(s: str, entities: set[str]) -> ProofSentence | None:
+def _read_one(s: str, ctx: _Ctx) -> ProofSentence | None:
     """One statement (normalized text), with a trailing justification dropped if need be."""
-    got = _read_statement(s, s, entities)
+    got = _read_statement(s, s, ctx)
     if got.atom is None:
         bare = _WHY.sub("", s)
         if bare != s and bare:
-            got = _read_statement(s, bare, entities)
+            got = _read_statement(s, bare, ctx)
     return got if got.atom is not None else None
 
 
-def _read_proof_sentence(raw: str, entities: set[str]) -> list[ProofSentence]:
-    """What one sentence states: one statement, or each of the statements it joins."""
+def _merged(s: str, ctx: _Ctx, depth: int = 0) -> list[ProofSentence]:
+    """The statements a sentence lists with "and" or commas, when each of them reads.
+
+    "Dennie has 19 parrots and Dianna has 4 parrots" → both counts. Every separator is a
+    candidate end of the first statement (names are listed with "and" too: "A and B
+    together have 9 E" reads whole before this is tried); the rest may list one more.
+    Bounded by ``_MAX_MERGED`` separators and two levels, so reading stays linear.
+    """
+    for m in list(_AND.finditer(s))[:_MAX_MERGED]:
+        first = _read_one(s[: m.start()], ctx)
+        if first is None:
+            continue
+        rest = s[m.end() :]
+        second = _read_one(rest, ctx)
+        if second is not None:
+            return [first, second]
+        more = _merged(rest, ctx, depth + 1) if depth < 1 else []
+        if more:
+            return [first, *more]
+    return []
+
+
+def _read_proof_sentence(raw: str, ctx: _Ctx) -> list[ProofSentence]:
+    """What one sentence states: one statement, or each of the statements it joins.
+
+    A part that does not read is kept (``atom`` None, ``part`` its text) when the sentence
+    says nothing else or when it carries an equation (which a caller may still match);
+    other unread parts of a sentence whose other parts read are dropped.
+    """
     s = normalize(raw)
     if len(s) > MAX_SENTENCE:
         return [ProofSentence(raw, None)]
-    one = _read_one(s, entities)
+    one = _read_one(s, ctx)
     if one is not None:
         return [replace(one, text=raw)]
-    read = [x for x in (_read_one(c, entities) for c in _clauses(s, entities)) if x is not None]
-    return read or [ProofSentence(raw, None)]
+    out: list[ProofSentence] = []
+    unread: list[str] = []
+    for c in _clauses(s, ctx) or [s]:
+        got = _read_one(c, ctx)
+        read = [got] if got is not None else _merged(c, ctx)
+        if read:
+            out.extend(replace(x, text=raw) for x in read)
+        else:
+            unread.append(c)
+    if not out:
+        return [ProofSentence(raw, None, part=s)]
+    out.extend(ProofSentence(raw, None, part=c, extra=True) for c in unread if "=" in c)
+    return out
 
 
-def _read_statement(raw: str, s: str, entities: set[str]) -> ProofSentence:
+def _read_statement(raw: str, s: str, ctx: _Ctx) -> ProofSentence:
     st = _match_statement(s)
     if st is not None:
         try:
-            return ProofSentence(raw, _build(st, 0, entities))
+            return ProofSentence(raw, _build(st, 0, ctx.entities))
         except (ProgramError, ValueError):
             pass
     for kind, rx in _PROOF_EXTRA:
@@ -668,21 +806,31 @@ def _read_statement(raw: str, s: str, entities: set[str]) -> ProofSentence:
         g = m.groupdict()
         try:
             if kind == "diff":
-                a, b = _names(g["a"]), _names(g["b"])
-                return ProofSentence(raw, comparison(a, b, g["e"], int(g["d"])), unsigned=True)
-            atom = _build(_Statement(kind, m), 0, entities)
+                a, b, e = _names(g["a"]), _names(g["b"]), g.get("e") or ctx.goal_entity
+                if e is None:
+                    continue
+                return ProofSentence(raw, comparison(a, b, e, int(g["d"])), unsigned=True)
+            atom = _build(_Statement(kind, m), 0, ctx.entities)
         except (ProgramError, ValueError):
             continue
         return ProofSentence(raw, atom)
     return ProofSentence(raw, None)
 
 
-def parse_proof_text(text: str, entities: Iterable[str] = ()) -> list[ProofSentence]:
-    """Read every sentence of a proof (see the module docstring for the forms)."""
+def parse_proof_text(
+    text: str, entities: Iterable[str] = (), goal_entity: str | None = None
+) -> list[ProofSentence]:
+    """Read every sentence of a proof (see the module docstring for the forms).
+
+    ``entities`` are the problem's (a rate's container is said in the singular);
+    ``goal_entity`` is what a difference that names no entity ("The difference between
+    Dennie and Dianna is 19 - 4 = 15.") is about: the goal's, as the paper reads it.
+    Without it, such a sentence does not read.
+    """
     if not isinstance(text, str):
         return []
-    known = set(entities)
-    return [x for s in split_sentences(text) for x in _read_proof_sentence(s, known)]
+    ctx = _Ctx(frozenset(entities), goal_entity)
+    return [x for s in split_sentences(text) for x in _read_proof_sentence(s, ctx)]
 
 
 def stated(atom: Atom) -> tuple:

@@ -1,9 +1,8 @@
 """score-proofs on the authors' own worked examples, scored as the authors' code scores them.
 
-The paper's prompt example (its few-shot file, experiments/proof_search/experiments/data/icl.csv)
-and its Appendix D.3 proof are not in any source reachable here (see docs/logic.md, "Not
-reproduced"). What is reachable is the authors' repository, rycolab/reasoning-efficiency at
-commit c16e905, and in it:
+The paper's own Appendix D proofs are scored in test_logic_paper_appendix.py (from
+../shared/data/efficiency-paper-examples). This file uses the authors' repository,
+rycolab/reasoning-efficiency at commit c16e905, and in it:
 
 - experiments/proof_search/test.ipynb: the output of its generator for one base problem (seed
   14) in the "complex" (one irrelevant tree) and "more complex" (three trees) variants, each
