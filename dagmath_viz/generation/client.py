@@ -352,14 +352,14 @@ class ChatClient:
         where = public_url(self.base_url)
         listed: list[str] | None = None
         try:
-            page = await self._deadline(client.models.list(), min(self.policy.timeout, 30.0))
+            page = await self._deadline(client.models.list(), min(self.policy.timeout, 20.0))
             listed = [str(getattr(m, "id", "")) for m in getattr(page, "data", None) or []]
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise FatalAPIError(self._refused_key(exc)) from None
         except (openai.APITimeoutError, TimeoutError):
             raise FatalAPIError(
                 f"{where} did not answer GET /models within "
-                f"{min(self.policy.timeout, 30.0):g} s; is the URL right?"
+                f"{min(self.policy.timeout, 20.0):g} s; is the URL right?"
             ) from None
         except openai.APIConnectionError as exc:
             raise FatalAPIError(self._unreachable(exc)) from None
@@ -379,8 +379,17 @@ class ChatClient:
         kwargs["messages"] = [{"role": "user", "content": "Say OK."}]
         where = public_url(self.base_url)
         served = f" (it lists {_names(listed)})" if listed else ""
+        create = self._openai().chat.completions.create
         try:
-            await self._deadline(self._openai().chat.completions.create(**kwargs))
+            try:
+                await self._deadline(create(**kwargs))
+            except openai.BadRequestError as exc:
+                # a model that takes max_completion_tokens only (OpenAI's reasoning models)
+                # refuses max_tokens: that is the check's own field, so ask without it
+                if "max_tokens" not in _status_message(exc) or self.sampling.max_tokens:
+                    raise
+                del kwargs["max_tokens"]
+                await self._deadline(create(**kwargs))
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise FatalAPIError(self._refused_key(exc)) from None
         except openai.NotFoundError as exc:

@@ -204,3 +204,40 @@ def test_the_breaker_stops_a_server_that_drops_every_connection(
     assert f"cannot connect to {server.base_url}" in err and "stopped after 4 in a row" in err
     assert len(server.chat_requests()) == 4  # not 101 resends of the first sample
     assert len(server.pings) == 1
+
+
+def test_a_model_refusing_max_tokens_still_passes_the_check(tmp_path, serve, fast_backoff):
+    # OpenAI's reasoning models take max_completion_tokens only
+    model = ScriptedModel()
+
+    def script(body: dict) -> Action:
+        if "max_tokens" in body:
+            return error(400, "Unsupported parameter: 'max_tokens' is not supported with "
+                         "this model. Use 'max_completion_tokens' instead.")  # fmt: skip
+        if body["messages"][-1]["content"] == "Say OK.":
+            return reply("OK")
+        return model(body)
+
+    server = serve(script, answer_pings=False)
+    out = tmp_path / "out"
+    assert run_cli("generate", write_problems(tmp_path / "p.jsonl", 2), "--base-url",
+                   server.base_url, "--model", "o-model", "-o", out) == 0  # fmt: skip
+    checks = [r for r in server.chat_requests() if r.body["messages"][-1]["content"] == "Say OK."]
+    assert ["max_tokens" in r.body for r in checks] == [True, False]
+    assert len(server.chat_requests()) == 4  # the two checks and the two samples
+
+
+def test_a_busy_server_at_the_check_only_gets_a_note(tmp_path, serve, fast_backoff, capsys):
+    model = ScriptedModel()
+
+    def script(body: dict) -> Action:
+        if body["messages"][-1]["content"] == "Say OK.":
+            return error(503, "loading the model")
+        return model(body)
+
+    server = serve(script, answer_pings=False)
+    out = tmp_path / "out"
+    assert run_cli("generate", write_problems(tmp_path / "p.jsonl", 2), "--base-url",
+                   server.base_url, "--model", "m", "-o", out) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "dagmath: note: the check request got HTTP 503; starting anyway" in err
