@@ -9,11 +9,14 @@ exit code (0, or :data:`EXIT_FAILURES` when some samples or problems failed) and
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
-from dagmath_viz.cli.common import EXIT_PARTIAL, positive, positive_float
+from dagmath_viz.cli import common
+from dagmath_viz.cli.common import EXIT_PARTIAL, add_command, positive, positive_float
 from dagmath_viz.schema import DagMathError, InputError
 
 __all__ = ["EXIT_FAILURES", "register"]
@@ -35,13 +38,57 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="NAME", help="model name to request")
     parser.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="output folder")
     parser.add_argument(
+        "--map",
+        type=_field_map,
+        default=None,
+        metavar="FIELD=COLUMN,...",
+        help="read our fields from the file's columns, e.g. problem_id=unique_id,"
+        "problem_text=problem,answer=answer for MATH-500, or problem_text=question,"
+        "answer=answer for GSM8K (an answer's text after '####' is the answer; without a "
+        "problem_id the id is the 0-based row index) (default: the file's own problem_id "
+        "or id, problem or problem_text, answer, difficulty, solution)",
+    )
+    parser.add_argument(
+        "--limit", type=positive, default=None, metavar="N",
+        help="only the first N problems of the file (default: all)",
+    )  # fmt: skip
+    parser.add_argument(
         "--concurrency", type=positive, default=8, metavar="K", help="requests in flight"
     )
     parser.add_argument(
         "--dataset", metavar="NAME", help="data-set name (default: the problems file's stem)"
     )
-    parser.add_argument("--temperature", type=float, default=None, metavar="T")
-    parser.add_argument("--max-tokens", type=positive, default=None, metavar="M")
+    sampling = parser.add_argument_group("sampling (each sent only when given)")
+    sampling.add_argument(
+        "--temperature", type=_non_negative, default=None, metavar="T",
+        help="sampling temperature; 0 is greedy (default: the server's own)",
+    )  # fmt: skip
+    sampling.add_argument(
+        "--top-p", type=_probability, default=None, metavar="P",
+        help="nucleus sampling: draw from the likeliest tokens whose probabilities add up "
+        "to P (default: the server's own, usually 1)",
+    )  # fmt: skip
+    sampling.add_argument(
+        "--max-tokens", type=positive, default=None, metavar="M",
+        help="longest reply, in tokens; a reply cut off there is asked for again "
+        "(default: the server's own limit)",
+    )  # fmt: skip
+    sampling.add_argument(
+        "--seed", type=int, default=None, metavar="N",
+        help="sampling seed, for servers that honour it (vLLM, SGLang, OpenAI) "
+        "(default: none sent)",
+    )  # fmt: skip
+    sampling.add_argument(
+        "--stop", action="append", default=None, metavar="TEXT",
+        help="end the reply where the model writes TEXT; repeat for several "
+        "(default: none)",
+    )  # fmt: skip
+    sampling.add_argument(
+        "--extra-body", type=_extra_body, default=None, metavar="JSON",
+        help="a JSON object merged into every request as it is, e.g. "
+        "'{\"chat_template_kwargs\": {\"enable_thinking\": false}}' for vLLM "
+        "(default: none)",
+    )  # fmt: skip
     parser.add_argument(
         "--api-key-env",
         metavar="NAME",
@@ -53,7 +100,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         type=positive_float,
         default=600.0,
         metavar="SECONDS",
-        help="per request (default 600)",
+        help="per request, from sending it to its last byte (default 600)",
     )
     parser.add_argument(
         "--retries",
@@ -70,15 +117,94 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="replies asked for when one has no usable JSON or is cut off (default 3)",
     )
     parser.add_argument(
+        "--stop-after",
+        type=positive,
+        default=8,
+        metavar="N",
+        help="stop the run after N connection failures in a row, or N identical "
+        "client-error (4xx) answers in a row (default 8)",
+    )
+    parser.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="start without first checking the server and the model (GET /models, or "
+        "one request of one token)",
+    )
+    parser.add_argument(
         "--no-structured",
         action="store_true",
         help="do not send response_format (plain JSON text is asked for instead)",
     )
 
 
+#: Request fields --extra-body may not set: ours, or those of a dedicated option.
+_RESERVED = {
+    "model": "--model",
+    "messages": "the prompt",
+    "stream": "a whole reply per request",
+    "n": "--samples",
+    "response_format": "--no-structured",
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "max_tokens": "--max-tokens",
+    "seed": "--seed",
+    "stop": "--stop",
+}
+
+
+def _extra_body(text: str) -> dict:
+    from dagmath_viz import jsonio
+
+    try:
+        value = jsonio.parse(text.encode())
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object such as '{{\"top_k\": 20}}', found {type(value).__name__}"
+        )
+    for key in value:
+        if key in _RESERVED:
+            raise argparse.ArgumentTypeError(
+                f"{key!r} is set by {_RESERVED[key]}, not through --extra-body"
+            )
+    return value
+
+
+def _field_map(text: str) -> dict[str, str]:
+    from dagmath_viz.generation.problems import parse_field_map
+
+    try:
+        return parse_field_map(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _non_negative(text: str) -> float:
+    value = _number(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = _number(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text}")
+    return value
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
 def register(subparsers) -> None:
     """Add ``generate`` and ``gold`` to the ``dagmath`` subcommands."""
-    gen = subparsers.add_parser(
+    gen = add_command(
+        subparsers,
         "generate",
         help="sample DAG-MATH trajectories from a model behind an OpenAI-compatible API",
         description="Ask a model for DAG-MATH formatted solutions and write them where "
@@ -89,11 +215,13 @@ def register(subparsers) -> None:
     gen.add_argument(
         "--system-prompt",
         metavar="FILE",
-        help="use this system prompt instead of the built-in one",
+        help="use this system prompt instead of the built-in one (default: the built-in "
+        "one, about 900 tokens)",
     )
     gen.set_defaults(func=cmd_generate)
 
-    gold = subparsers.add_parser(
+    gold = add_command(
+        subparsers,
         "gold",
         help="build gold DAGs from reference solutions (nodes, parents, edges)",
         description="The three-stage gold construction: nodes from the reference solution, "
@@ -141,6 +269,38 @@ def _policy(args: argparse.Namespace):
     )
 
 
+def _problems(args: argparse.Namespace) -> list:
+    from dagmath_viz.generation.problems import read_problems
+
+    problems = read_problems(args.problems, args.map)
+    return problems[: args.limit] if args.limit else problems
+
+
+def _sampling(args: argparse.Namespace):
+    from dagmath_viz.generation.client import Sampling
+
+    return Sampling(
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        top_p=args.top_p,
+        seed=args.seed,
+        stop=tuple(args.stop or ()),
+        extra_body=args.extra_body,
+    )
+
+
+class _Discard(io.TextIOBase):
+    """Where progress and notes go with --quiet."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _stream() -> TextIO:
+    """stderr, or nothing with --quiet (errors still print: they are raised)."""
+    return _Discard() if common.VERBOSITY < 0 else sys.stderr
+
+
 def _out_dir(args: argparse.Namespace) -> Path:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
@@ -150,11 +310,10 @@ def _out_dir(args: argparse.Namespace) -> Path:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from dagmath_viz.generation.generate import GenerateConfig, run_generate
-    from dagmath_viz.generation.problems import read_problems
     from dagmath_viz.generation.prompts import DEFAULT_SYSTEM_PROMPT
     from dagmath_viz.generation.store import FAILURES_FILE
 
-    problems = read_problems(args.problems)  # every fault is found before any request
+    problems = _problems(args)  # every fault is found before any request
     if args.system_prompt:
         try:
             system_prompt = Path(args.system_prompt).read_text(encoding="utf-8")
@@ -174,14 +333,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
         system_prompt_source=source,
         samples=args.samples,
         concurrency=args.concurrency,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
+        sampling=_sampling(args),
         api_key=_api_key(args),
         structured=not args.no_structured,
         policy=_policy(args),
+        preflight=not args.no_preflight,
+        stop_after=args.stop_after,
+        verbose=common.VERBOSITY > 0,
     )
-    summary = run_generate(problems, config, sys.stderr)
-    print(f"dagmath: generate: {summary.line()}", file=sys.stderr)
+    summary = run_generate(problems, config, _stream())
+    common.say(f"dagmath: generate: {summary.line()}")
     if summary.failures:
         print(
             f"dagmath: error: {len(summary.failures)} samples failed; reasons in "
@@ -194,10 +355,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_gold(args: argparse.Namespace) -> int:
     from dagmath_viz.generation.gold import GoldConfig, run_gold
-    from dagmath_viz.generation.problems import read_problems
     from dagmath_viz.generation.store import FAILURES_FILE
 
-    problems = read_problems(args.problems)
+    problems = _problems(args)
     missing = [p.key for p in problems if not p.solution or not p.answer]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
@@ -212,15 +372,17 @@ def cmd_gold(args: argparse.Namespace) -> int:
         out_dir=_out_dir(args),
         dataset=args.dataset or Path(args.problems).stem,
         concurrency=args.concurrency,
-        temperature=args.temperature,
-        max_tokens=args.max_tokens,
+        sampling=_sampling(args),
         api_key=_api_key(args),
         structured=not args.no_structured,
         policy=_policy(args),
         stage_attempts=args.stage_attempts,
+        preflight=not args.no_preflight,
+        stop_after=args.stop_after,
+        verbose=common.VERBOSITY > 0,
     )
-    summary = run_gold(problems, config, sys.stderr)
-    print(f"dagmath: gold: {summary.line()}", file=sys.stderr)
+    summary = run_gold(problems, config, _stream())
+    common.say(f"dagmath: gold: {summary.line()}")
     if summary.failures:
         print(
             f"dagmath: error: {len(summary.failures)} problems got no gold DAG; reasons in "

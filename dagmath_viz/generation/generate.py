@@ -25,9 +25,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
+from dagmath_viz.cli.common import printable
 from dagmath_viz.generation.client import (
+    Breaker,
     ChatClient,
     RetryPolicy,
+    Sampling,
     public_url,
     run_to_completion,
 )
@@ -36,6 +39,7 @@ from dagmath_viz.generation.progress import Progress, RunTotals, run_units
 from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
 from dagmath_viz.generation.store import (
     STATE_DIR,
+    FolderLock,
     Journal,
     remove_stale_temps,
     write_atomic,
@@ -59,12 +63,17 @@ class GenerateConfig:
     system_prompt_source: str = "default"
     samples: int = 1
     concurrency: int = 8
-    temperature: float | None = None
-    max_tokens: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
     api_key: str | None = field(default=None, repr=False)
     structured: bool = True
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     progress_interval: float = 10.0
+    #: check the server and the model before the first request
+    preflight: bool = True
+    #: stop after this many connection failures, or identical 4xx answers, in a row
+    stop_after: int = 8
+    #: write each failed sample's reason on the stream as it happens
+    verbose: bool = False
 
 
 @dataclass
@@ -174,14 +183,17 @@ class _Run:
                 self.write_problem(problem)
 
     def _target(self, problem: Problem) -> Path:
-        return self.folder / f"problem_{problem.key}_all_samples.json"
+        return self.folder / f"problem_{problem.file_key}_all_samples.json"
 
     def notice(self, message: str) -> None:
         if message not in self.notices:
             self.notices.add(message)
-            lead = "\n" if self.stream.isatty() else ""  # below the progress bar's line
-            self.stream.write(f"{lead}dagmath: note: {message}\n")
-            self.stream.flush()
+            self.say(f"note: {message}")
+
+    def say(self, message: str) -> None:
+        lead = "\n" if self.stream.isatty() else ""  # below the progress bar's line
+        self.stream.write(f"{lead}dagmath: {printable(message, one_line=True)}\n")
+        self.stream.flush()
 
     def write_problem(self, problem: Problem) -> None:
         found = self.by_problem.get(problem.key, {})
@@ -236,10 +248,19 @@ class _Run:
             api_key=cfg.api_key,
             policy=cfg.policy,
             structured=cfg.structured,
-            temperature=cfg.temperature,
-            max_tokens=cfg.max_tokens,
+            sampling=cfg.sampling,
             notice=self.notice,
+            breaker=Breaker(cfg.stop_after),
         )
+        if pending and cfg.preflight:
+            try:
+                note = await client.preflight()
+            except BaseException:
+                await client.close()
+                self.journal.close()
+                raise
+            if note:
+                self.notice(note)
 
         async def call(unit: tuple[Problem, int]) -> Any:
             messages = [
@@ -263,11 +284,14 @@ class _Run:
             self.write_problem(problem)
 
         def failure(unit: tuple[Problem, int], exc: Exception) -> dict[str, Any]:
+            reason = exc.reason  # type: ignore[attr-defined]
+            if cfg.verbose:
+                self.say(f"problem {unit[0].key} sample {unit[1]} failed: {reason}")
             return {
                 "problem_id": unit[0].key,
                 "sample_id": unit[1],
                 "attempts": exc.attempts,  # type: ignore[attr-defined]
-                "reason": exc.reason,  # type: ignore[attr-defined]
+                "reason": reason,
             }
 
         try:
@@ -311,8 +335,12 @@ class _Run:
             "parameters": {
                 "samples": cfg.samples,
                 "concurrency": cfg.concurrency,
-                "temperature": cfg.temperature,
-                "max_tokens": cfg.max_tokens,
+                "temperature": cfg.sampling.temperature,
+                "max_tokens": cfg.sampling.max_tokens,
+                "top_p": cfg.sampling.top_p,
+                "seed": cfg.sampling.seed,
+                "stop": list(cfg.sampling.stop),
+                "extra_body": cfg.sampling.extra_body,
                 "structured_output_requested": cfg.structured,
                 "transport_retries": cfg.policy.transport_retries,
                 "content_attempts": cfg.policy.content_attempts,
@@ -340,6 +368,9 @@ def run_generate(problems: list[Problem], config: GenerateConfig, stream: TextIO
     """Generate ``config.samples`` samples per problem (see the module doc for the layout).
 
     Raises:
-        FatalAPIError: the server refused the credentials, model or endpoint.
+        FatalAPIError: the server cannot be reached, or refused the credentials, model or
+            endpoint.
+        InputError: another run holds the output folder.
     """
-    return run_to_completion(lambda: _Run(problems, config, stream).run())
+    with FolderLock(config.out_dir):
+        return run_to_completion(lambda: _Run(problems, config, stream).run())

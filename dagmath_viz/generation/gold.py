@@ -31,16 +31,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__
+from dagmath_viz.cli.common import printable
 from dagmath_viz.generation.client import (
+    Breaker,
     CallFailed,
     ChatClient,
     RetryPolicy,
+    Sampling,
     public_url,
     run_to_completion,
 )
 from dagmath_viz.generation.gold_checks import (
+    ArithmeticChecker,
     Graph,
-    arithmetic_fault,
     check_edges,
     check_nodes_shape,
     check_parents,
@@ -57,6 +60,7 @@ from dagmath_viz.generation.prompts import (
 )
 from dagmath_viz.generation.store import (
     STATE_DIR,
+    FolderLock,
     Journal,
     remove_stale_temps,
     write_atomic,
@@ -79,13 +83,20 @@ class GoldConfig:
     dataset: str
     edge_model: str | None = None
     concurrency: int = 8
-    temperature: float | None = None
-    max_tokens: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
     api_key: str | None = field(default=None, repr=False)
     structured: bool = True
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     stage_attempts: int = 4
     progress_interval: float = 10.0
+    #: check the server and the models before the first request
+    preflight: bool = True
+    #: stop after this many connection failures, or identical 4xx answers, in a row
+    stop_after: int = 8
+    #: write each failed problem's reason on the stream as it happens
+    verbose: bool = False
+    #: seconds the SymPy check of one node list may take
+    arithmetic_deadline: float = 5.0
 
 
 @dataclass
@@ -141,6 +152,7 @@ class _GoldRun:
         )
         self.summary = GoldSummary(total=len(problems))
         self.checker = AnswerChecker()
+        self.arithmetic = ArithmeticChecker(config.arithmetic_deadline)
         self.attempts: dict[str, dict[str, dict[str, Any]]] = {}
         self.notices: set[str] = set()
         self.stopped = False
@@ -155,9 +167,12 @@ class _GoldRun:
     def notice(self, message: str) -> None:
         if message not in self.notices:
             self.notices.add(message)
-            lead = "\n" if self.stream.isatty() else ""  # below the progress bar's line
-            self.stream.write(f"{lead}dagmath: note: {message}\n")
-            self.stream.flush()
+            self.say(f"note: {message}")
+
+    def say(self, message: str) -> None:
+        lead = "\n" if self.stream.isatty() else ""  # below the progress bar's line
+        self.stream.write(f"{lead}dagmath: {printable(message, one_line=True)}\n")
+        self.stream.flush()
 
     def stage_result(self, problem: Problem, stage: str) -> Any:
         record = self.journal.entries.get((problem.key, stage))
@@ -210,8 +225,8 @@ class _GoldRun:
             verdict = await asyncio.to_thread(self.checker.check, problem.answer, predicted)
             if not verdict.equivalent:
                 return None, f"the final answer {predicted!r} is not the reference"
-            # SymPy parsing takes milliseconds a node: off the event loop
-            fault = await asyncio.to_thread(_arithmetic_faults, nodes)
+            # SymPy: milliseconds a node, for ever on a hostile one: a worker, a deadline
+            fault = await self.arithmetic.fault(nodes)
             return (None, fault) if fault else (nodes, None)
 
         messages = [
@@ -262,7 +277,7 @@ class _GoldRun:
         if parents is None or edges is None:
             return False
         data = gold_record(problem, _graph(parents), edges)
-        target = self.folder / f"problem_{problem.key}.json"
+        target = self.folder / f"problem_{problem.file_key}.json"
         write_if_changed(target, json.dumps(data, ensure_ascii=False, indent=2).encode() + b"\n")
         return True
 
@@ -282,15 +297,33 @@ class _GoldRun:
             cfg.progress_interval,
         )  # fmt: skip
 
+        breaker = Breaker(cfg.stop_after)  # one count for the run: both clients share it
+
         def client(model: str) -> ChatClient:
             return ChatClient(
                 base_url=cfg.base_url, model=model, api_key=cfg.api_key, policy=cfg.policy,
-                structured=cfg.structured, temperature=cfg.temperature,
-                max_tokens=cfg.max_tokens, notice=self.notice,
+                structured=cfg.structured, sampling=cfg.sampling, notice=self.notice,
+                breaker=breaker,
             )  # fmt: skip
 
         main_client = client(cfg.model)
         edge_client = client(cfg.edge_model or cfg.model)
+        if pending and cfg.preflight:
+            try:
+                checked = [main_client]
+                if edge_client.model != main_client.model:
+                    checked.append(edge_client)
+                for c in checked:
+                    note = await c.preflight()
+                    if note:
+                        self.notice(note)
+            except BaseException:
+                for c in (main_client, edge_client):
+                    await c.close()
+                self.journal.close()
+                self.checker.close()
+                await self.arithmetic.close()
+                raise
 
         async def call(problem: Problem) -> None:
             nodes = self.stage_result(problem, "nodes")
@@ -311,11 +344,14 @@ class _GoldRun:
 
         def failure(problem: Problem, exc: Exception) -> dict[str, Any]:
             stage = getattr(exc, "stage", None) or _current_stage(self, problem)
+            reason = exc.reason  # type: ignore[attr-defined]
+            if cfg.verbose:
+                self.say(f"problem {problem.key} failed at stage {stage}: {reason}")
             return {
                 "problem_id": problem.key,
                 "stage": stage,
                 "attempts": exc.attempts,  # type: ignore[attr-defined]
-                "reason": exc.reason,  # type: ignore[attr-defined]
+                "reason": reason,
             }
 
         try:
@@ -331,6 +367,7 @@ class _GoldRun:
                 self.summary.requests += c.usage.requests
             self.journal.close()
             self.checker.close()
+            await self.arithmetic.close()
             self.summary.wall_seconds = time.monotonic() - started
         self.write_failures()
         self.write_manifest()
@@ -355,8 +392,12 @@ class _GoldRun:
             "dataset": cfg.dataset,
             "parameters": {
                 "concurrency": cfg.concurrency,
-                "temperature": cfg.temperature,
-                "max_tokens": cfg.max_tokens,
+                "temperature": cfg.sampling.temperature,
+                "max_tokens": cfg.sampling.max_tokens,
+                "top_p": cfg.sampling.top_p,
+                "seed": cfg.sampling.seed,
+                "stop": list(cfg.sampling.stop),
+                "extra_body": cfg.sampling.extra_body,
                 "stage_attempts": cfg.stage_attempts,
                 "structured_output_requested": cfg.structured,
             },
@@ -374,14 +415,6 @@ class _GoldRun:
         stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
         path = cfg.out_dir / STATE_DIR / "runs" / f"{stamp}-gold.json"
         write_atomic(path, json.dumps(manifest, ensure_ascii=False, indent=2).encode() + b"\n")
-
-
-def _arithmetic_faults(nodes: list[str]) -> str | None:
-    for i, node in enumerate(nodes, start=1):
-        fault = arithmetic_fault(node)
-        if fault:
-            return f"node {i}: {fault}"
-    return None
 
 
 def _has(key: str):
@@ -412,6 +445,9 @@ def run_gold(problems: list[Problem], config: GoldConfig, stream: TextIO) -> Gol
     """Build a gold DAG for every problem (see the module doc).
 
     Raises:
-        FatalAPIError: the server refused the credentials, model or endpoint.
+        FatalAPIError: the server cannot be reached, or refused the credentials, model or
+            endpoint.
+        InputError: another run holds the output folder.
     """
-    return run_to_completion(lambda: _GoldRun(problems, config, stream).run())
+    with FolderLock(config.out_dir):
+        return run_to_completion(lambda: _GoldRun(problems, config, stream).run())

@@ -2,19 +2,26 @@
 
 Each function returns the reason an answer is rejected (one line, for the manifest), or
 ``None`` when it passes; stage 2 also returns the pruned, renumbered graph. Everything is
-linear in the number of nodes (plus the size of each node's text).
+linear in the number of nodes (plus the size of each node's text), except the SymPy
+arithmetic check, which :class:`ArithmeticChecker` runs in a worker process behind a
+deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ArithmeticChecker",
     "Graph",
     "arithmetic_fault",
+    "arithmetic_faults",
     "check_edges",
     "check_nodes_shape",
     "check_parents",
@@ -90,6 +97,88 @@ def arithmetic_fault(node: str) -> str | None:
             if not difference.is_number or abs(complex(difference)) > 1e-9:
                 return f"${segment.strip()}$ is false"
     return None
+
+
+def arithmetic_faults(nodes: list[str]) -> str | None:
+    """The first false arithmetic claim among ``nodes``, named by node, else ``None``.
+
+    Unbounded on hostile text: call it through :class:`ArithmeticChecker`.
+    """
+    for i, node in enumerate(nodes, start=1):
+        fault = arithmetic_fault(node)
+        if fault:
+            return f"node {i}: {fault}"
+    return None
+
+
+class ArithmeticChecker:
+    """:func:`arithmetic_faults` in a worker process, with a deadline per node list.
+
+    A check that overruns ``deadline`` seconds kills the worker (the next check starts a
+    new one) and rejects the nodes: a gold DAG holds only claims that were checked. One
+    check runs at a time; ordinary ones take milliseconds.
+    """
+
+    #: seconds the worker may take to start (importing SymPy and the LaTeX parser)
+    START_SECONDS = 60.0
+
+    def __init__(self, deadline: float = 5.0) -> None:
+        self.deadline = deadline
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def fault(self, nodes: list[str]) -> str | None:
+        """Why ``nodes`` are rejected (a false claim, or a check that overran), or None."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._proc is None or self._proc.returncode is not None:
+                try:
+                    await self._start()
+                except (OSError, RuntimeError) as exc:
+                    return f"the arithmetic check could not run ({exc})"
+            answer = await self._ask(nodes, self.deadline)
+            if answer is _OVERRAN:
+                await self.close()
+                return f"the arithmetic check took longer than {self.deadline:g} s"
+            return answer
+
+    async def _start(self) -> None:
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "dagmath_viz.generation.arith_worker", str(os.getpid()),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        if await self._ask([], self.START_SECONDS) is _OVERRAN:
+            await self.close()
+            raise RuntimeError("the arithmetic-check worker did not start")
+
+    async def _ask(self, nodes: list[str], seconds: float) -> Any:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(nodes).encode() + b"\n")
+            await proc.stdin.drain()
+            line = await asyncio.wait_for(proc.stdout.readline(), seconds)
+        except (TimeoutError, OSError, ValueError):
+            return _OVERRAN
+        if not line:  # the worker died (its memory cap, a kill)
+            return _OVERRAN
+        try:
+            return json.loads(line)
+        except ValueError:
+            return _OVERRAN
+
+    async def close(self) -> None:
+        """Stop the worker (the next check starts another)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+_OVERRAN = object()
 
 
 @dataclass(frozen=True, slots=True)

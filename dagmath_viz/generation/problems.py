@@ -4,6 +4,13 @@ Accepted fields: ``problem_id`` (or ``id``), ``problem`` (or ``problem_text``), 
 optional ``answer``, ``difficulty`` and ``solution`` (the reference solution ``dagmath gold``
 needs). Every fault is reported with the file and the place (line or record), so a run
 never starts on input it would trip over halfway.
+
+Files whose columns are named otherwise are read through a field map (``--map
+problem_id=unique_id,problem_text=problem`` for MATH-500): each of our fields it names is
+read from that column. With a map that names no ``problem_id``, a record without
+``problem_id`` or ``id`` gets its 0-based position among the file's records (GSM8K has no
+ids). An answer holding ``####`` is the text after its last ``####`` (GSM8K writes the
+worked solution, then ``#### 72``).
 """
 
 from __future__ import annotations
@@ -19,14 +26,24 @@ from typing import Any
 from dagmath_viz import jsonio
 from dagmath_viz.schema import InputError
 
-__all__ = ["Problem", "read_problems", "safe_name"]
+__all__ = ["FIELDS", "Problem", "parse_field_map", "read_problems", "safe_name"]
 
 #: Longest problem id accepted: it becomes part of a file name.
 MAX_ID_CHARS = 100
-# Problem ids go into file names (problem_<id>_all_samples.json): no separators, no
-# control characters, nothing that could climb out of the folder.
-_BAD_ID = re.compile(r"[/\\\x00-\x1f\x7f]")
+# Problem ids go into file names (problem_<id>_all_samples.json): no control characters,
+# and separators become '_' in the name (MATH-500's ids are paths: test/algebra/1.json).
+_BAD_ID = re.compile(r"[\x00-\x1f\x7f]")
+_SEPARATOR = re.compile(r"[/\\]")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+=-]+")
+#: Our fields a field map may name, each with the names read when it names none.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "problem_id": ("problem_id", "id"),
+    "problem_text": ("problem", "problem_text"),
+    "answer": ("answer",),
+    "difficulty": ("difficulty",),
+    "solution": ("solution",),
+}
+_FIELD_ALIASES = {"problem": "problem_text", "id": "problem_id"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +58,40 @@ class Problem:
 
     @property
     def key(self) -> str:
-        """The id as a string: how file names and answer keys spell it."""
+        """The id as a string: how the journal and answer keys spell it."""
         return str(self.problem_id)
+
+    @property
+    def file_key(self) -> str:
+        """The id as file names spell it: separators become ``_``."""
+        return _SEPARATOR.sub("_", self.key)
+
+
+def parse_field_map(text: str) -> dict[str, str]:
+    """``problem_id=unique_id,problem_text=problem`` -> our field: the file's column.
+
+    >>> parse_field_map("problem_id=unique_id, problem=question")
+    {'problem_id': 'unique_id', 'problem_text': 'question'}
+
+    Raises:
+        ValueError: an entry is not ``FIELD=COLUMN``, names an unknown field, or repeats one.
+    """
+    out: dict[str, str] = {}
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        field, sep, column = (part.strip() for part in entry.partition("="))
+        if not sep or not field or not column:
+            raise ValueError(f"{entry!r} is not FIELD=COLUMN")
+        field = _FIELD_ALIASES.get(field, field)
+        if field not in FIELDS:
+            raise ValueError(f"{field!r} is not one of {', '.join(FIELDS)}")
+        if field in out:
+            raise ValueError(f"{field!r} is mapped twice")
+        out[field] = column
+    if not out:
+        raise ValueError("no FIELD=COLUMN entry")
+    return out
 
 
 def safe_name(name: str) -> str:
@@ -59,14 +108,18 @@ def safe_name(name: str) -> str:
     return _UNSAFE_NAME.sub("_", name.strip()).lstrip(".") or "_"
 
 
-def read_problems(path: str | Path) -> list[Problem]:
+def read_problems(path: str | Path, field_map: dict[str, str] | None = None) -> list[Problem]:
     """Every problem in ``path`` (``.jsonl``, ``.json`` or ``.csv``), validated.
+
+    ``field_map`` (from :func:`parse_field_map`) names the columns our fields are read from.
 
     Raises:
         InputError: the file cannot be read, or a record is malformed (the message names
-            the file and the line or record), or two records share an id.
+            the file and the line or record), or two records share an id (or a file name).
     """
     path = Path(path)
+    columns = _columns(field_map)
+    index_ids = field_map is not None and "problem_id" not in field_map
     data = jsonio.read_bytes(path)  # the project's one wording for a missing file
     suffix = path.suffix.lower()
     if suffix == ".csv":
@@ -74,7 +127,7 @@ def read_problems(path: str | Path) -> list[Problem]:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}: byte {exc.start}: not valid UTF-8") from None
-        rows = _csv_rows(path, text)
+        rows = _csv_rows(path, text, columns, index_ids)
     elif suffix == ".jsonl":
         rows = _jsonl_rows(path, data)
     elif suffix == ".json":
@@ -83,14 +136,22 @@ def read_problems(path: str | Path) -> list[Problem]:
         raise InputError(f"{path}: expected a .jsonl, .json or .csv file of problems")
     problems: list[Problem] = []
     seen: dict[str, str] = {}
-    for where, row in rows:
-        problem = _problem(path, where, row)
+    files: dict[str, tuple[str, str]] = {}
+    for index, (where, row) in enumerate(rows):
+        problem = _problem(path, where, row, columns, index if index_ids else None)
         if problem.key in seen:
             raise InputError(
                 f"{path}: {where}: problem id {problem.key!r} repeats the one at "
                 f"{seen[problem.key]}"
             )
+        other = files.get(problem.file_key)
+        if other is not None:
+            raise InputError(
+                f"{path}: {where}: problem ids {problem.key!r} and {other[0]!r} (at "
+                f"{other[1]}) make the same file name"
+            )
         seen[problem.key] = where
+        files[problem.file_key] = (problem.key, where)
         problems.append(problem)
     if not problems:
         raise InputError(f"{path}: no problems found")
@@ -118,53 +179,93 @@ def _json_rows(path: Path, data: bytes) -> list[tuple[str, Any]]:
     return [(f"record {i}", row) for i, row in enumerate(doc, start=1)]
 
 
-def _csv_rows(path: Path, text: str) -> list[tuple[str, Any]]:
+def _columns(field_map: dict[str, str] | None) -> dict[str, tuple[str, ...]]:
+    """The column names each of our fields is read from (the map's, else the defaults)."""
+    return {f: (field_map[f],) if field_map and f in field_map else d for f, d in FIELDS.items()}
+
+
+def _csv_rows(
+    path: Path, text: str, columns: dict[str, tuple[str, ...]], ids_optional: bool
+) -> list[tuple[str, Any]]:
     reader = csv.DictReader(io.StringIO(text))
     fields = set(reader.fieldnames or ())
-    if not fields & {"problem_id", "id"} or not fields & {"problem", "problem_text"}:
-        raise InputError(
-            f"{path}: line 1: the CSV needs the columns problem_id (or id) and problem "
-            "(or problem_text)"
-        )
+    lacking = [
+        f
+        for f in ("problem_id", "problem_text")
+        if not fields & set(columns[f]) and not (f == "problem_id" and ids_optional)
+    ]
+    if lacking:
+        wanted = " and ".join(_either(columns[f]) for f in lacking)
+        raise InputError(f"{path}: line 1: the CSV needs the columns {wanted}")
     # reader.line_num is the physical line the row ended on (quoted newlines included)
     return [(f"line {reader.line_num}", row) for row in reader]
 
 
-def _problem(path: Path, where: str, row: Any) -> Problem:
+def _either(names: tuple[str, ...]) -> str:
+    """``problem_id (or id)``."""
+    return names[0] + "".join(f" (or {n})" for n in names[1:])
+
+
+def _get(row: dict, names: tuple[str, ...]) -> Any:
+    for name in names:
+        if name in row:
+            return row[name]
+    return None
+
+
+def _problem(
+    path: Path,
+    where: str,
+    row: Any,
+    columns: dict[str, tuple[str, ...]],
+    index: int | None = None,
+) -> Problem:
     def fail(message: str) -> InputError:
         return InputError(f"{path}: {where}: {message}")
 
     if not isinstance(row, dict):
         raise fail(f"expected an object, found {type(row).__name__}")
-    pid = row.get("problem_id", row.get("id"))
+    pid = _get(row, columns["problem_id"])
+    if (pid is None or pid == "") and index is not None:
+        pid = index  # a map without problem_id: the record's 0-based position
     if pid is None or pid == "":
-        raise fail("no problem_id (or id)")
+        raise fail(
+            f"no {_either(columns['problem_id'])}; --map can name the id's column, or map "
+            "other fields only to number the records from 0"
+        )
     if isinstance(pid, bool) or not isinstance(pid, int | str):
         raise fail(f"problem_id must be a string or an integer, found {type(pid).__name__}")
     if isinstance(pid, str):
         pid = pid.strip()
-        if _BAD_ID.search(pid) or len(pid) > MAX_ID_CHARS or pid in {".", ".."}:
+        if (
+            _BAD_ID.search(pid)
+            or len(pid) > MAX_ID_CHARS
+            or any(part in {".", ".."} for part in _SEPARATOR.split(pid))
+        ):
             raise fail(
-                f"problem_id {pid[:40]!r} cannot name a file (no slashes or control "
-                f"characters, at most {MAX_ID_CHARS} characters)"
+                f"problem_id {pid[:40]!r} cannot name a file (no control characters, no "
+                f"'.' or '..' between slashes, at most {MAX_ID_CHARS} characters)"
             )
-    text = row.get("problem", row.get("problem_text"))
+    text = _get(row, columns["problem_text"])
     if not isinstance(text, str) or not text.strip():
-        raise fail("no problem text (field 'problem' or 'problem_text')")
-    answer = row.get("answer")
+        shown = " or ".join(repr(c) for c in columns["problem_text"])
+        raise fail(f"no problem text (field {shown})")
+    answer = _get(row, columns["answer"])
     if isinstance(answer, bool) or not (answer is None or isinstance(answer, str | int | float)):
         raise fail(f"answer must be text or a number, found {type(answer).__name__}")
     if isinstance(answer, float) and answer.is_integer():
         answer = int(answer)
+    if isinstance(answer, str) and "####" in answer:
+        answer = answer.rsplit("####", 1)[1]  # GSM8K: the worked solution, then #### 72
     answer = None if answer is None or str(answer).strip() == "" else str(answer).strip()
-    solution = row.get("solution")
+    solution = _get(row, columns["solution"])
     if solution is not None and not isinstance(solution, str):
         raise fail(f"solution must be text, found {type(solution).__name__}")
     return Problem(
         problem_id=pid,
         text=text,
         answer=answer,
-        difficulty=_difficulty(row.get("difficulty"), fail),
+        difficulty=_difficulty(_get(row, columns["difficulty"]), fail),
         solution=solution.strip() if solution and solution.strip() else None,
     )
 

@@ -6,26 +6,31 @@ written with a single ``write`` the moment the unit finishes, so a ``kill -9`` l
 most the units in flight. A line cut in half by the kill is dropped when the journal is
 reopened (and the file truncated back to its last whole line, so the next append starts
 clean). Result files are only ever replaced whole: a temporary file in the same folder,
-then ``os.replace``.
+then ``os.replace``, with the mode an ordinary new file gets (``0666`` minus the umask) or
+the mode of the file it replaces. One run at a time owns ``OUT_DIR``: :class:`FolderLock`.
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
+from dagmath_viz.cli.common import printable
 from dagmath_viz.schema import InputError
 
 __all__ = [
     "FAILURES_FILE",
     "STATE_DIR",
+    "FolderLock",
     "Journal",
     "remove_stale_temps",
     "write_atomic",
@@ -38,6 +43,63 @@ STATE_DIR = ".dagmath"
 _TEMP_PREFIX = ".dagmath-tmp-"
 #: What a run gave up on, and why, in OUT_DIR.
 FAILURES_FILE = "failures.csv"
+#: The lock a run holds on OUT_DIR (inside STATE_DIR), with the holder's process id.
+LOCK_FILE = "lock"
+
+
+class FolderLock:
+    """An exclusive lock on ``OUT_DIR`` for one run (``with FolderLock(out_dir):``).
+
+    Two runs on one folder would both send the requests still missing (each paid twice)
+    and replace each other's files; the second one is refused at once instead, with the
+    first one's process id. The lock is the kernel's (``flock``), so a run killed with
+    ``kill -9`` leaves no stale lock behind.
+
+    Raises:
+        InputError: another process holds the lock.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = out_dir / STATE_DIR / LOCK_FILE
+        self._fd = -1
+
+    def __enter__(self) -> FolderLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            who = f" (process {holder})" if holder.isdigit() else ""
+            raise InputError(
+                f"{self.path.parent.parent}: another dagmath run is using this output "
+                f"folder{who}; wait for it to finish, or choose another -o"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing releases the lock
+            self._fd = -1
+
+
+def _umask() -> int:
+    """The process's umask, read from ``/proc`` where there is one (no window in which
+    another thread would create files with a cleared umask), else set and restored."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -49,8 +111,13 @@ def write_atomic(path: Path, data: bytes) -> None:
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise InputError(f"{path}: not a regular file; refusing to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX, suffix=".tmp")
     try:
+        os.fchmod(fd, mode)  # mkstemp makes 0600 whatever the umask
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -76,7 +143,9 @@ def write_failures(
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in sorted(failures, key=lambda r: (r["problem_id"], r.get("sample_id", 0))):
-        writer.writerow({**fixed, **row})
+        # what a server sent is in the reasons: no escape sequence reaches a viewer raw
+        cells = {**fixed, **row}
+        writer.writerow({k: printable(v, one_line=True) for k, v in cells.items()})
     write_atomic(path, buffer.getvalue().encode())
 
 
@@ -131,7 +200,7 @@ class Journal:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._load()
         # O_APPEND: each record goes on the end in one write, whoever else appends
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
 
     def key_of(self, record: dict[str, Any]) -> tuple:
         return tuple(str(record.get(name)) for name in self.key_fields)

@@ -199,7 +199,9 @@ def _add_export(sub: argparse._SubParsersAction) -> None:
 def _add_report(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "report", help="accuracy and efficiency by strategy, structure, overlap")
     p.add_argument("proofs", nargs="+", help="PROOFS.jsonl files")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument(
+        "--format", choices=("table", "json"), default="table", help="table, or JSON records"
+    )
     p.set_defaults(func=_report)
 
 

@@ -20,8 +20,8 @@ def serve() -> Callable[[Callable[[dict], Action]], FakeServer]:
     """Start a fake server for a script; stopped at the end of the test."""
     servers: list[FakeServer] = []
 
-    def start(script: Callable[[dict], Action]) -> FakeServer:
-        server = FakeServer(script).__enter__()
+    def start(script: Callable[[dict], Action], **options) -> FakeServer:
+        server = FakeServer(script, **options).__enter__()
         servers.append(server)
         return server
 

@@ -5,6 +5,14 @@ It speaks enough of the OpenAI API for the real ``openai`` client: ``POST
 error. What it answers is decided per request by ``script(body) -> Action``; the server
 records every request (time, body, headers) so tests can count them and check what was
 sent.
+
+The pre-flight check a run starts with: ``GET /v1/models`` lists ``models`` (404 when
+``None``, as on a server that offers no list), or ``models_script(headers) -> Action``
+decides; the one-token check request (``max_tokens`` 1, the message ``Say OK.``) is
+answered ``OK`` and kept in ``pings``, not ``requests``, unless ``answer_pings`` is off
+(then the script gets it like any other request). ``gate(headers) -> Action | None``,
+when given, sees every request first (GET and POST) and may answer it instead (a proxy
+refusing a key everywhere).
 """
 
 from __future__ import annotations
@@ -24,8 +32,10 @@ class Action:
 
     kind: "reply" (a completion with ``content`` and ``finish_reason``), "error" (HTTP
     ``status`` with an OpenAI-style error body and ``headers``), "drop" (close the
-    connection without answering), "raw" (status 200 with ``content`` as the body).
-    ``delay`` seconds pass before anything is sent.
+    connection without answering), "raw" (status 200 with ``content`` as the body, or the
+    bytes ``body`` with ``headers``, e.g. ``Content-Encoding: gzip``).
+    ``delay`` seconds pass before anything is sent; with ``trickle``, a "raw" or "reply"
+    body is sent one byte every ``trickle`` seconds.
     """
 
     kind: str = "reply"
@@ -36,6 +46,8 @@ class Action:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     reasoning: str | None = None
+    body: bytes | None = None
+    trickle: float = 0.0
 
 
 def reply(content: str, finish_reason: str = "stop", delay: float = 0.0) -> Action:
@@ -62,8 +74,21 @@ class Request:
 class FakeServer:
     """Start with ``with FakeServer(script) as server:``; ``server.base_url`` ends in /v1."""
 
-    def __init__(self, script: Callable[[dict], Action]) -> None:
+    def __init__(
+        self,
+        script: Callable[[dict], Action],
+        models: list[str] | None = None,
+        models_script: Callable[[dict], Action] | None = None,
+        answer_pings: bool = True,
+        gate: Callable[[dict], Action | None] | None = None,
+    ) -> None:
         self.script = script
+        self.gate = gate
+        self.models = models
+        self.models_script = models_script
+        self.answer_pings = answer_pings
+        self.pings: list[Request] = []
+        self.model_lists: list[Request] = []
         self.requests: list[Request] = []
         self.lock = threading.Lock()
         self.in_flight = 0
@@ -76,6 +101,23 @@ class FakeServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with server.lock:
+                    server.model_lists.append(Request(time.monotonic(), {}, headers))
+                refusal = server.gate(headers) if server.gate else None
+                if refusal is not None:
+                    self._act(refusal, {})
+                elif not self.path.endswith("/models"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                elif server.models_script is not None:
+                    self._act(server.models_script(headers), {})
+                elif server.models is None:
+                    self._send(404, {"error": {"message": "no model list here"}})
+                else:
+                    data = [{"id": m, "object": "model", "owned_by": "t"} for m in server.models]
+                    self._send(200, {"object": "list", "data": data})
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
@@ -86,8 +128,20 @@ class FakeServer:
                 request = Request(
                     time.monotonic(), body, {k.lower(): v for k, v in self.headers.items()}
                 )
+                ping = body.get("max_tokens") == 1 and body.get("messages") == [
+                    {"role": "user", "content": "Say OK."}
+                ]
+                if ping and server.answer_pings:
+                    with server.lock:
+                        server.pings.append(request)
+                    self._act(reply("OK"), body)
+                    return
                 with server.lock:
                     server.requests.append(request)
+                refusal = server.gate(request.headers) if server.gate else None
+                if refusal is not None:
+                    self._act(refusal, body)
+                    return
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
@@ -111,12 +165,14 @@ class FakeServer:
                         self.close_connection = True
                         return
                     if action.kind == "raw":  # a 200 whose body is no completion
-                        data = action.content.encode()
-                        self.send_response(200)
+                        data = action.body if action.body is not None else action.content.encode()
+                        self.send_response(action.status)
                         self.send_header("Content-Type", "application/json")
                         self.send_header("Content-Length", str(len(data)))
+                        for name, value in action.headers.items():
+                            self.send_header(name, value)
                         self.end_headers()
-                        self.wfile.write(data)
+                        self._write(data, action.trickle)
                         return
                     if action.kind == "error":
                         payload = {"error": {"message": action.message, "type": "test"}}
@@ -127,7 +183,8 @@ class FakeServer:
                         message["reasoning_content"] = action.reasoning
                     self._send(
                         200,
-                        {
+                        trickle=action.trickle,
+                        payload={
                             "id": "cmpl-test",
                             "object": "chat.completion",
                             "created": 0,
@@ -149,7 +206,9 @@ class FakeServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
 
-            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+            def _send(
+                self, status: int, payload: dict, headers: dict | None = None, trickle: float = 0
+            ) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -157,7 +216,16 @@ class FakeServer:
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                self._write(data, trickle)
+
+            def _write(self, data: bytes, trickle: float) -> None:
+                if not trickle:
+                    self.wfile.write(data)
+                    return
+                for i in range(len(data)):  # one byte at a time: every read is quick
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(trickle)
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
