@@ -40,7 +40,6 @@ _EXPORTS = {
     "LoadIssue": "schema",
     "Score": "schema",
     "Step": "schema",
-    "StructureError": "schema",
     "Trajectory": "schema",
     "UnsafePathError": "schema",
     "score_corpus": "score.reference",

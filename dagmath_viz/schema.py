@@ -19,7 +19,6 @@ __all__ = [
     "LoadIssue",
     "Score",
     "Step",
-    "StructureError",
     "Trajectory",
     "UnsafePathError",
 ]
@@ -36,10 +35,6 @@ class DagMathError(Exception):
 
 class InputError(DagMathError):
     """A file or record could not be read; the message names the file and the place."""
-
-
-class StructureError(DagMathError):
-    """A trajectory's steps do not form a well-formed DAG."""
 
 
 class UnsafePathError(DagMathError):

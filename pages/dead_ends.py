@@ -7,16 +7,17 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dagmath_viz.analysis.deadends import CATEGORIES, MAX_STEPS, dead_end_table
-from dagmath_viz.analysis.step_tags import UNTAGGED
-from dagmath_viz.draw import figures
-from dagmath_viz.formats.sources import (
-    AUTO_SOURCE_FILES,
+from dagmath_viz.analysis.deadends import (
+    CATEGORIES,
+    MAX_STEPS,
     UNKNOWN,
     dead_end_category_counts,
-    missing_sources,
+    dead_end_table,
     scored_dead_end_table,
 )
+from dagmath_viz.analysis.step_tags import UNTAGGED
+from dagmath_viz.draw import figures
+from dagmath_viz.formats.sources import AUTO_SOURCE_FILES, missing_sources
 from dagmath_viz.run.streamed import dead_ends_read_back, tag_counts_read_back
 from dagmath_viz.text import escape_markdown, plain
 from explorer import common

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dagmath_viz.analysis.deadends import categorise_dead_ends, dead_end_counts, dead_end_table
+from dagmath_viz.analysis.deadends import (
+    categorise_dead_ends,
+    dead_end_category_counts,
+    dead_end_table,
+)
 from dagmath_viz.schema import Step, Trajectory
 
 
@@ -43,7 +47,7 @@ def test_empty_trajectory():
 def test_table_and_counts():
     table = dead_end_table([EXAMPLE, _traj([[], [], [1]], model="n"), None])
     assert len(table) == 5  # 4 in EXAMPLE, step 2 of the second one (an unused given)
-    counts = dead_end_counts(table).set_index("model")
+    counts = dead_end_category_counts(table).set_index("model")
     assert counts.loc["m", "total"] == 4
     assert counts.loc["n", "unused given"] == 1
     assert counts.loc["n", "commentary"] == 0

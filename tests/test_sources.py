@@ -7,15 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.formats.sources import (
+from dagmath_viz.analysis.deadends import (
     UNKNOWN,
-    SourceReader,
-    SourceRef,
     dead_end_category_counts,
-    missing_sources,
-    parse_source,
     scored_dead_end_table,
 )
+from dagmath_viz.formats.sources import SourceReader, SourceRef, missing_sources, parse_source
 from dagmath_viz.run.corpus import load_corpus
 from dagmath_viz.score.reference import records_frame
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from dagmath_viz.analysis.step_tags import UNTAGGED, dead_end_tag_counts, has_tags
@@ -128,22 +127,15 @@ def test_tags_figure_escapes_markup_and_orders_tags_by_dead_ends():
     assert dict(zip(bar.x, bar.y, strict=True))["y"] == 2
 
 
-def test_source_trajectories_reads_scored_records_back(tmp_path):
+def test_a_scored_records_source_reads_back_with_its_tags(tmp_path):
     from dagmath_viz.formats.loading import load_paths
     from dagmath_viz.formats.sources import SourceReader
 
     _require_ta()
     (traj,) = load_paths([TA]).trajectories
-    from dagmath_viz.analysis.step_tags import source_trajectories
-
-    records = pd.DataFrame(
-        [
-            {"model": traj.model, "dataset": traj.dataset, "problem_id": traj.problem_id,
-             "sample_id": traj.sample_id, "source": traj.source},
-            {"model": "m", "dataset": "d", "problem_id": "p", "sample_id": 0,
-             "source": str(tmp_path / "gone.jsonl") + ":1"},
-        ]
-    )  # fmt: skip
-    read = source_trajectories(records, SourceReader([TA]))
-    assert [t.key for t in read] == [traj.key]  # the missing source is left out
-    assert read[0].steps[0].tags == ("problem_setup",)
+    reader = SourceReader([TA])
+    read, why = reader.read(traj.source, traj.key)
+    assert why is None and read.key == traj.key
+    assert read.steps[0].tags == ("problem_setup",)
+    gone, why = reader.read(str(tmp_path / "gone.jsonl") + ":line 1", ("m", "d", "p", 0))
+    assert gone is None and why  # a missing source is reported, not raised

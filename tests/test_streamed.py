@@ -14,8 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dagmath_viz.analysis.deadends import scored_dead_end_table
 from dagmath_viz.analysis.step_tags import UNTAGGED
-from dagmath_viz.formats.sources import SourceReader, scored_dead_end_table
+from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run import streamed
 from dagmath_viz.run.corpus import load_corpus
 from tests.logcount import write_logcount

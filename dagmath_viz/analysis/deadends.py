@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pandas as pd
 
+from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.schema import Trajectory
 from dagmath_viz.score import graph as g
 from dagmath_viz.score.validation import validate
@@ -35,9 +36,11 @@ from dagmath_viz.text import normalise_statement
 __all__ = [
     "CATEGORIES",
     "MAX_STEPS",
+    "UNKNOWN",
     "categorise_dead_ends",
-    "dead_end_counts",
+    "dead_end_category_counts",
     "dead_end_table",
+    "scored_dead_end_table",
 ]
 
 CATEGORIES = ("unused given", "restatement", "abandoned branch", "commentary")
@@ -45,6 +48,10 @@ CATEGORIES = ("unused given", "restatement", "abandoned branch", "commentary")
 # categories are linear, but one such trajectory's rows alone would fill the table.
 MAX_STEPS = 20_000
 COLUMNS = ["model", "dataset", "problem_id", "sample_id", "step_id", "text", "category"]
+#: Category of a dead end whose trajectory's steps could not be read.
+UNKNOWN = "unknown"
+#: Records read back between two ``progress`` calls of :func:`scored_dead_end_table`.
+PROGRESS_EVERY = 200
 
 
 def categorise_dead_ends(traj: Trajectory) -> list[tuple[int, str]]:
@@ -147,9 +154,65 @@ def dead_end_table(
     return table
 
 
-def dead_end_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Dead ends per model and category (every category a column, plus ``total``)."""
+def scored_dead_end_table(
+    records: pd.DataFrame,
+    reader: SourceReader | None = None,
+    rows: Iterable[int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """One row per dead end listed in scored records (their ``dead_ends``).
+
+    Each row names its model, dataset, problem_id, sample_id, step_id, the step's text and
+    its category. Text and category need the steps: with a ``reader`` they are read from
+    the record's source file (one file at a time); otherwise, or when the source cannot be
+    read, the text is empty and the category is :data:`UNKNOWN`.
+
+    Args:
+        records: the scored frame (columns of :data:`dagmath_viz.score.reference.RECORD_FIELDS`).
+        reader: reads sources back; ``None`` leaves every category unknown.
+        rows: positions (``iloc``) of the records to list; all by default.
+        progress: ``progress(done, total)``, records with dead ends read back (every
+            :data:`PROGRESS_EVERY` and at the end; only with a ``reader``): reading the
+            sources of a 100,000-trajectory folder takes minutes, one file at a time.
+    """
+    part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
+    if rows is not None:
+        part = part.iloc[list(rows)]
+    out: list[tuple] = []
+    total = int(part["dead_ends"].map(bool).sum()) if progress and reader is not None else 0
+    done = 0
+    for rec in part.itertuples(index=False):
+        dead = list(rec.dead_ends or ())
+        if not dead:
+            continue
+        known: dict = {}
+        if reader is not None:
+            if progress and done % PROGRESS_EVERY == 0:
+                progress(done, total)
+            done += 1
+            key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
+            traj, _why = reader.read(rec.source, key)
+            if traj is not None:
+                for pos, category in categorise_dead_ends(traj):
+                    step = traj.steps[pos]
+                    known[step.step_id] = (step.text, category)
+        for sid in dead:
+            text, category = known.get(sid, ("", UNKNOWN))
+            out.append((rec.model, rec.dataset, rec.problem_id, rec.sample_id, sid, text, category))
+    if progress and reader is not None:
+        progress(done, total)
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def dead_end_category_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Dead ends per model and category, :data:`UNKNOWN` included when present, and total.
+
+    Columns: ``model``, every category of :data:`CATEGORIES`, then
+    ``unknown`` if any dead end's category is unknown, then ``total`` (the sum of them all).
+    """
+    cats = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
     counts = table.groupby(["model", "category"]).size().unstack("category", fill_value=0)
-    counts = counts.reindex(columns=list(CATEGORIES), fill_value=0)
+    counts = counts.reindex(columns=cats, fill_value=0)
     counts["total"] = counts.sum(axis=1)
+    counts.columns.name = None
     return counts.reset_index()

@@ -63,25 +63,3 @@ def dead_end_tag_counts(trajectories: Iterable[Trajectory | None]) -> pd.DataFra
         return out
     out = out.sort_values(["model", "dead_ends", "tag"], ascending=[True, False, True])
     return out.reset_index(drop=True)
-
-
-def source_trajectories(records: pd.DataFrame, reader) -> list[Trajectory]:
-    """The trajectories scored ``records`` were scored from, read back by ``reader``.
-
-    Records whose source cannot be read are left out (the Dead ends page says how many
-    categories are unknown for the same reason).
-
-    Args:
-        records: scored rows with ``model``, ``dataset``, ``problem_id``, ``sample_id`` and
-            ``source``.
-        reader: a :class:`dagmath_viz.formats.sources.SourceReader`.
-    """
-    out = []
-    for rec in records[["model", "dataset", "problem_id", "sample_id", "source"]].itertuples(
-        index=False
-    ):
-        key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
-        traj, _why = reader.read(rec.source, key)
-        if traj is not None:
-            out.append(traj)
-    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,18 +27,13 @@ from dagmath_viz.schema import Trajectory
 
 __all__ = [
     "AUTO_SOURCE_FILES",
-    "UNKNOWN",
     "SourceRef",
     "SourceReader",
-    "dead_end_category_counts",
     "missing_sources",
     "parse_source",
-    "scored_dead_end_table",
     "trajectory_bytes",
 ]
 
-#: Category of a dead end whose trajectory's steps could not be read.
-UNKNOWN = "unknown"
 _LOCATION = re.compile(r"^(?P<file>.+?):(?P<where>(?:line \d+, )?(?:line|item) \d+)$")
 _POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>\d+)\]$")
 #: A place a record can be read from alone: ``item 2``, ``line 7`` or ``line 7, item 2``.
@@ -46,8 +41,6 @@ _PLACE = re.compile(r"^(?:line (?P<line>\d+)(?:, )?)?(?:item (?P<item>\d+))?$")
 #: Bytes allowed per step and per trajectory beyond their text (:func:`trajectory_bytes`).
 _PER_STEP = 400
 _PER_TRAJECTORY = 2000
-#: Records read back between two ``progress`` calls of :func:`scored_dead_end_table`.
-PROGRESS_EVERY = 200
 #: The Dead ends page reads scored records' sources by itself up to this many files;
 #: above it, on request (a raw folder of 100,000 trajectories is thousands of files).
 AUTO_SOURCE_FILES = 200
@@ -278,75 +271,7 @@ def trajectory_bytes(traj: Trajectory) -> int:
     return text + len(traj.problem_text) + _PER_STEP * len(traj.steps) + _PER_TRAJECTORY
 
 
-def scored_dead_end_table(
-    records: pd.DataFrame,
-    reader: SourceReader | None = None,
-    rows: Iterable[int] | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> pd.DataFrame:
-    """One row per dead end listed in scored records (their ``dead_ends``).
-
-    Each row names its model, dataset, problem_id, sample_id, step_id, the step's text and
-    its category. Text and category need the steps: with a ``reader`` they are read from
-    the record's source file (one file at a time); otherwise, or when the source cannot be
-    read, the text is empty and the category is :data:`UNKNOWN`.
-
-    Args:
-        records: the scored frame (columns of :data:`dagmath_viz.score.reference.RECORD_FIELDS`).
-        reader: reads sources back; ``None`` leaves every category unknown.
-        rows: positions (``iloc``) of the records to list; all by default.
-        progress: ``progress(done, total)``, records with dead ends read back (every
-            :data:`PROGRESS_EVERY` and at the end; only with a ``reader``): reading the
-            sources of a 100,000-trajectory folder takes minutes, one file at a time.
-    """
-    from dagmath_viz.analysis.deadends import COLUMNS, categorise_dead_ends
-
-    part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
-    if rows is not None:
-        part = part.iloc[list(rows)]
-    out: list[tuple] = []
-    total = int(part["dead_ends"].map(bool).sum()) if progress and reader is not None else 0
-    done = 0
-    for rec in part.itertuples(index=False):
-        dead = list(rec.dead_ends or ())
-        if not dead:
-            continue
-        known: dict = {}
-        if reader is not None:
-            if progress and done % PROGRESS_EVERY == 0:
-                progress(done, total)
-            done += 1
-            key = (rec.model, rec.dataset, str(rec.problem_id), int(rec.sample_id))
-            traj, _why = reader.read(rec.source, key)
-            if traj is not None:
-                for pos, category in categorise_dead_ends(traj):
-                    step = traj.steps[pos]
-                    known[step.step_id] = (step.text, category)
-        for sid in dead:
-            text, category = known.get(sid, ("", UNKNOWN))
-            out.append((rec.model, rec.dataset, rec.problem_id, rec.sample_id, sid, text, category))
-    if progress and reader is not None:
-        progress(done, total)
-    return pd.DataFrame(out, columns=COLUMNS)
-
-
 def missing_sources(records: pd.DataFrame, reader: SourceReader) -> list[str]:
     """Source files named by ``records`` that cannot be found (each once, sorted)."""
     files = {ref.file for ref in map(parse_source, records["source"].dropna()) if ref}
     return sorted(f for f in files if reader.locate(f) is None)
-
-
-def dead_end_category_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Dead ends per model and category, :data:`UNKNOWN` included when present, and total.
-
-    Columns: ``model``, every category of :data:`dagmath_viz.analysis.deadends.CATEGORIES`, then
-    ``unknown`` if any dead end's category is unknown, then ``total`` (the sum of them all).
-    """
-    from dagmath_viz.analysis.deadends import CATEGORIES
-
-    cats = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
-    counts = table.groupby(["model", "category"]).size().unstack("category", fill_value=0)
-    counts = counts.reindex(columns=cats, fill_value=0)
-    counts["total"] = counts.sum(axis=1)
-    counts.columns.name = None
-    return counts.reset_index()

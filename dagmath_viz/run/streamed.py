@@ -426,7 +426,7 @@ def read_back(
     files): a consumer that does not keep them holds one file's trajectories at a time.
 
     Records whose source cannot be read are skipped. ``progress(done, total)`` counts
-    records, every :data:`dagmath_viz.formats.sources.PROGRESS_EVERY` and at the end.
+    records, every :data:`dagmath_viz.analysis.deadends.PROGRESS_EVERY` and at the end.
     """
     part = records[["model", "dataset", "problem_id", "sample_id", "source"]]
     for _rec, traj in _each_read_back(part, reader, progress):
@@ -439,9 +439,9 @@ def _each_read_back(
 ) -> Iterator[tuple[tuple, Trajectory | None]]:
     """Each record of ``part`` (with ``model``, ``dataset``, ``problem_id``, ``sample_id``
     and ``source``) and its trajectory read back (None when it cannot be read), one at a
-    time; ``progress(done, total)`` every :data:`dagmath_viz.formats.sources.PROGRESS_EVERY`
+    time; ``progress(done, total)`` every :data:`dagmath_viz.analysis.deadends.PROGRESS_EVERY`
     records and at the end."""
-    from dagmath_viz.formats.sources import PROGRESS_EVERY
+    from dagmath_viz.analysis.deadends import PROGRESS_EVERY
 
     total = len(part)
     for done, rec in enumerate(part.itertuples(index=False)):
@@ -488,17 +488,16 @@ def dead_ends_read_back(
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Both dead-end tables of scored ``records``, reading each record's source once.
 
-    Returns what :func:`dagmath_viz.formats.sources.scored_dead_end_table` (with ``reader``) and
+    Returns what :func:`dagmath_viz.analysis.deadends.scored_dead_end_table` (with ``reader``) and
     :func:`tag_counts_read_back` (over ``loaded`` and ``records``) return, with the same
     rows: the dead ends listed by the records, their text and category read from the
     sources; the dead ends by step tag; and how many trajectories were counted. Calling
     both read the sources of the records with dead ends twice; a raw folder of 100,000
     trajectories is thousands of files. ``progress(done, total)`` counts records, every
-    :data:`dagmath_viz.formats.sources.PROGRESS_EVERY` and at the end.
+    :data:`dagmath_viz.analysis.deadends.PROGRESS_EVERY` and at the end.
     """
-    from dagmath_viz.analysis.deadends import COLUMNS, categorise_dead_ends
+    from dagmath_viz.analysis.deadends import COLUMNS, UNKNOWN, categorise_dead_ends
     from dagmath_viz.analysis.step_tags import dead_end_tag_counts
-    from dagmath_viz.formats.sources import UNKNOWN
 
     part = records[["model", "dataset", "problem_id", "sample_id", "dead_ends", "source"]]
     listed: list[tuple] = []

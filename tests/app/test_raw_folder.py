@@ -200,12 +200,13 @@ def test_above_the_limit_the_sources_are_read_when_asked(monkeypatch, raw_run):
     """With more source files than ``AUTO_SOURCE_FILES`` (here 0), the dead ends are listed
     with their category unknown and a button reads the file (both are model-a's); clicked, both get
     their category (as in the test above)."""
+    from dagmath_viz.analysis import deadends
     from dagmath_viz.formats import sources
 
     monkeypatch.setattr(sources, "AUTO_SOURCE_FILES", 0)
     at = on_page(app_on(monkeypatch, raw_run), "pages/dead_ends.py")
     table = next(f.value for f in at.dataframe if "step_id" in f.value.columns)
-    assert set(table["category"]) == {sources.UNKNOWN}
+    assert set(table["category"]) == {deadends.UNKNOWN}
     assert set(table["text"]) == {""}
     buttons = [b for b in at.button if b.label.startswith("Read ")]
     assert [b.label for b in buttons] == ["Read 1 source file to categorise them"]  # model-a
