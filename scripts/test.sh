@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set everything up, then run the whole test suite (lint included).
+# Set everything up, then run the whole test suite (lint and the type checker included).
 #
 # With no arguments the suite runs as two pytest processes at once, one per core: the
 # browser tests (they mostly wait on Chromium and Streamlit servers) and the installed-wheel
@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/python -m mypy  # the library, as [tool.mypy] in pyproject.toml says
 if [ "$#" -gt 0 ] || [ "${DAGMATH_TEST_LANES:-2}" = 1 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
