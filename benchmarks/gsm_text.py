@@ -25,8 +25,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from dagmath_viz.cli.gsm import main
 from dagmath_viz.logic.authorstyle import authors_problem_set
-from dagmath_viz.logic.cli import main
 
 SAMPLE = Path(__file__).parents[1] / ".." / "shared" / "data" / "mathgap-sample" / "problems.jsonl"
 BUDGET_S = 60.0

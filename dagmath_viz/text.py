@@ -134,3 +134,48 @@ def count_formulas(text: str) -> int:
     2
     """
     return sum(1 for _ in _MATH.finditer(text))
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key putting "problem 2" before "problem 10"."""
+    import re
+
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
+def step_name(step_id: Any) -> str:
+    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length."""
+    return f"step {short_repr(step_id)}"
+
+
+# C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
+# controls that can make "24" display as "42": shown as visible escapes, never sent raw.
+_BIDI_AND_C1 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+
+
+_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")
+
+
+_CONTROL_IN_LINE = re.compile(rf"[\x00-\x1f{_BIDI_AND_C1}]")
+
+
+def printable(text: object, *, one_line: bool = False) -> str:
+    """``text`` with control characters shown as ``\\x1b``-style escapes.
+
+    Model names, file names and messages come from untrusted files: an escape sequence in
+    them must not move the cursor, recolour the terminal or reorder what is shown.
+    ``one_line`` also escapes tabs and newlines.
+    """
+    pattern = _CONTROL_IN_LINE if one_line else _CONTROL
+    return pattern.sub(_escape, str(text))
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def json_printable(data: bytes) -> bytes:
+    """JSON text with C1, DEL and bidi controls written as ``\\uXXXX`` (same JSON value)."""
+    text = data.decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")

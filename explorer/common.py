@@ -530,11 +530,10 @@ def _persisted(name: str, fn: Callable[[], Any], paths: tuple[str, ...]) -> Call
     """``fn``, read from the derived-value cache when a fresh server has it there."""
 
     def compute() -> Any:
-        import dagmath_viz
+        from dagmath_viz.store import keys
         from dagmath_viz.store import views as viewcache
 
-        library = Path(dagmath_viz.__file__).parent
-        code = viewcache.code_version(str(library), str(ROOT / "pages"))
+        code = keys.code_digest(ROOT / "pages", ROOT / "explorer")
         run_copy = getattr(st.session_state.get("_corpus"), "run_copy", None)
         where = viewcache.source_key(paths, command_line().answers, code, run_copy)
         if where is None:

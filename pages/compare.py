@@ -10,8 +10,7 @@ import streamlit as st
 
 from dagmath_viz.analysis import metrics, tables
 from dagmath_viz.draw import figures
-from dagmath_viz.run.corpus import natural_key
-from dagmath_viz.text import escape_markdown
+from dagmath_viz.text import escape_markdown, natural_key
 from explorer import common
 from explorer.graph_view import trajectory_view
 

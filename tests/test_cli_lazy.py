@@ -25,9 +25,9 @@ EXPECTED = {
     "report": "dagmath_viz.cli.report",
     "simulate": "dagmath_viz.cli.simulate",
     "app": "dagmath_viz.cli.app",
-    "gsm": "dagmath_viz.logic.cli",
-    "generate": "dagmath_viz.generation.cli",
-    "gold": "dagmath_viz.generation.cli",
+    "gsm": "dagmath_viz.cli.gsm",
+    "generate": "dagmath_viz.cli.generate",
+    "gold": "dagmath_viz.cli.generate",
 }
 
 

@@ -18,6 +18,7 @@ import pytest
 from dagmath_viz.cli import main
 from dagmath_viz.run import corpus
 from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.score.reference import concat_frames
 from dagmath_viz.store import frames as colcache
 from dagmath_viz.store import views as viewcache
 
@@ -246,7 +247,7 @@ def test_file_changed_while_read_is_not_cached(tmp_path, frames):
 
 
 def _uncached_frame(path: Path) -> pd.DataFrame:
-    return corpus._concat(corpus._parsed_scored_jsonl(path))
+    return concat_frames(corpus._parsed_scored_jsonl(path))
 
 
 def test_values_json_would_change_are_not_cached(tmp_path, frames):

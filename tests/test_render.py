@@ -441,11 +441,3 @@ def test_a_2_mb_trajectory_of_240000_formulas_typesets_at_most_the_budget():
     page = render_trajectory_html(_traj(*steps))
     assert len(page) < 120 * render.MAX_STEP_TEXT * 1.1 + 500_000
     assert all(len(n["text"]) <= render.MAX_STEP_TEXT for n in _nodes(page))
-
-
-def test_readable_default_lands_on_a_short_imperfect_trajectory():
-    sizes = [(128, 5, "imperfect"), (9, 0, "perfect"), (30, 2, "imperfect"), (12, 1, "incorrect")]
-    assert render.readable_default(sizes) == 2
-    assert render.readable_default([(128, 5, "imperfect"), (9, 0, "perfect")]) == 1
-    assert render.readable_default([(128, 5, "imperfect"), (300, 0, "perfect")]) == 0
-    assert render.readable_default([]) is None

@@ -9,6 +9,7 @@ from dagmath_viz.analysis.trajectory_table import (
     COLUMNS,
     TableFilter,
     filter_table,
+    readable_default,
     search_text,
     sort_table,
     trajectory_table,
@@ -116,3 +117,11 @@ def test_hundred_thousand_rows_filter_vectorised():
     # i % 3 == 0 and i % 4 == 0 -> i % 12 == 0; 3 + i % 300 >= 250 -> i % 300 >= 247
     expected = sum(1 for i in range(0, n, 12) if i % 300 >= 247)
     assert len(kept) == expected
+
+
+def test_readable_default_lands_on_a_short_imperfect_trajectory():
+    sizes = [(128, 5, "imperfect"), (9, 0, "perfect"), (30, 2, "imperfect"), (12, 1, "incorrect")]
+    assert readable_default(sizes) == 2
+    assert readable_default([(128, 5, "imperfect"), (9, 0, "perfect")]) == 1
+    assert readable_default([(128, 5, "imperfect"), (300, 0, "perfect")]) == 0
+    assert readable_default([]) is None

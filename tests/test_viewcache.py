@@ -165,17 +165,6 @@ def test_other_code_is_a_miss(tmp_path, sample_scored, frames):
     assert viewcache.read(other, "table1") is None
 
 
-def test_code_version_follows_every_source_file(tmp_path):
-    lib = tmp_path / "lib"
-    (lib / "sub").mkdir(parents=True)
-    (lib / "a.py").write_text("x = 1\n")
-    (lib / "sub" / "b.py").write_text("y = 2\n")
-    first = viewcache.code_version.__wrapped__(str(lib))
-    assert viewcache.code_version.__wrapped__(str(lib)) == first
-    (lib / "sub" / "b.py").write_text("y = 3\n")
-    assert viewcache.code_version.__wrapped__(str(lib)) != first
-
-
 def test_sources_that_are_not_kept(tmp_path, sample_scored, frames, monkeypatch):
     path = _scored_copy(tmp_path, sample_scored)
     load_corpus([path])

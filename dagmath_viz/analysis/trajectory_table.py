@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dagmath_viz.schema import Trajectory
+from dagmath_viz.text import natural_key
 
 __all__ = [
     "CORRECTNESS",
@@ -44,7 +45,6 @@ SORTABLE = ("model", "dataset", "problem", "sample", "class", "steps", "dead end
 
 def _natural(values: pd.Series) -> pd.Series:
     """A sort key for problem ids: their rank in natural order ("2" before "10")."""
-    from dagmath_viz.run.corpus import natural_key
 
     order = sorted(values.astype(str).unique(), key=natural_key)
     return values.astype(str).map({v: i for i, v in enumerate(order)})
@@ -214,7 +214,7 @@ class TrajectoryIndex:
         models: every model, sorted; ``datasets[model]`` its datasets, sorted.
         classes: the classes present.
         landing: the (model, dataset, problem_id, sample_id) to open when nothing is
-            chosen (:func:`dagmath_viz.draw.render.readable_default`), or None.
+            chosen (:func:`dagmath_viz.analysis.trajectory_table.readable_default`), or None.
     """
 
     frame: pd.DataFrame
@@ -240,8 +240,6 @@ class TrajectoryIndex:
 
 def trajectory_index(scored: pd.DataFrame) -> TrajectoryIndex:
     """The :class:`TrajectoryIndex` of a scored frame (read column by column, not copied)."""
-    from dagmath_viz.draw.render import readable_default
-    from dagmath_viz.run.corpus import natural_key
 
     models, model_names = pd.factorize(scored["model"], sort=True)
     datasets, dataset_names = pd.factorize(scored["dataset"], sort=True)
@@ -293,3 +291,24 @@ def trajectory_index(scored: pd.DataFrame) -> TrajectoryIndex:
         classes=frozenset(frame["class"].unique().tolist()),
         landing=landing,
     )
+
+
+def readable_default(sizes: list[tuple[int, int, str]]) -> int | None:
+    """The trajectory to land on: the first (in the given order) that is imperfect, with
+    8 to 40 steps and a dead end (a picture with something to read); else the first with
+    8 to 40 steps; else the shortest. ``sizes`` holds (steps, dead ends, class) per row.
+
+    Example:
+        >>> readable_default([(128, 3, "imperfect"), (12, 0, "perfect"), (20, 2, "imperfect")])
+        2
+    """
+    if not sizes:
+        return None
+    for want in (
+        lambda n, d, c: c == "imperfect" and 8 <= n <= 40 and d > 0,
+        lambda n, d, c: 8 <= n <= 40,
+    ):
+        hit = next((i for i, s in enumerate(sizes) if want(*s)), None)
+        if hit is not None:
+            return hit
+    return min(range(len(sizes)), key=lambda i: sizes[i][0])

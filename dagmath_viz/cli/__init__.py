@@ -39,8 +39,8 @@ COMMANDS = (
     "dagmath_viz.cli.report",
     "dagmath_viz.cli.simulate",
     "dagmath_viz.cli.app",
-    "dagmath_viz.logic.cli",
-    "dagmath_viz.generation.cli",
+    "dagmath_viz.cli.gsm",
+    "dagmath_viz.cli.generate",
 )
 
 #: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
@@ -51,9 +51,9 @@ COMMAND_MODULES = {
     "report": "dagmath_viz.cli.report",
     "simulate": "dagmath_viz.cli.simulate",
     "app": "dagmath_viz.cli.app",
-    "gsm": "dagmath_viz.logic.cli",
-    "generate": "dagmath_viz.generation.cli",
-    "gold": "dagmath_viz.generation.cli",
+    "gsm": "dagmath_viz.cli.gsm",
+    "generate": "dagmath_viz.cli.generate",
+    "gold": "dagmath_viz.cli.generate",
 }
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -22,6 +21,7 @@ import orjson
 from dagmath_viz import jsonio
 from dagmath_viz.jsonio import write_atomic
 from dagmath_viz.schema import DagMathError, InputError
+from dagmath_viz.text import printable
 
 __all__ = [
     "EXIT_ERROR",
@@ -240,13 +240,6 @@ class NothingLoadedError(InputError):
 # --------------------------------------------------------------------------- terminal output
 
 
-# C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
-# controls that can make "24" display as "42": shown as visible escapes, never sent raw.
-_BIDI_AND_C1 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")
-_CONTROL_IN_LINE = re.compile(rf"[\x00-\x1f{_BIDI_AND_C1}]")
-
-
 def say(message: str, *, level: int = 0) -> None:
     """Print ``message`` on stderr when the verbosity is at least ``level``.
 
@@ -255,25 +248,3 @@ def say(message: str, *, level: int = 0) -> None:
     """
     if VERBOSITY >= level:
         print(printable(message), file=sys.stderr)
-
-
-def printable(text: object, *, one_line: bool = False) -> str:
-    """``text`` with control characters shown as ``\\x1b``-style escapes.
-
-    Model names, file names and messages come from untrusted files: an escape sequence in
-    them must not move the cursor, recolour the terminal or reorder what is shown.
-    ``one_line`` also escapes tabs and newlines.
-    """
-    pattern = _CONTROL_IN_LINE if one_line else _CONTROL
-    return pattern.sub(_escape, str(text))
-
-
-def _escape(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def json_printable(data: bytes) -> bytes:
-    """JSON text with C1, DEL and bidi controls written as ``\\uXXXX`` (same JSON value)."""
-    text = data.decode("utf-8")
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")

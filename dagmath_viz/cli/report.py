@@ -20,13 +20,12 @@ from dagmath_viz.cli.common import (
     NothingLoadedError,
     UsageError,
     add_command,
-    json_printable,
     natural,
     pipeline,
-    printable,
     stdin_paths,
 )
 from dagmath_viz.cli.score import partial, report_issues
+from dagmath_viz.text import json_printable, printable
 
 __all__ = ["register", "run_report"]
 

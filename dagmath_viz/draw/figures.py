@@ -250,7 +250,7 @@ def per_problem_points(pp: pd.DataFrame, model_a: str, model_b: str, metric: str
     joined = joined.dropna(subset=["a", "b"])
     if joined.empty:
         return pd.DataFrame(columns=["dataset", "a", "b", "n", "problems"])
-    from dagmath_viz.run.corpus import natural_key
+    from dagmath_viz.text import natural_key
 
     points = (
         joined.groupby(["dataset", "a", "b"], sort=True)["problem_id"]

@@ -54,7 +54,6 @@ __all__ = [
     "render_dag_html",
     "render_proof_html",
     "render_trajectory_html",
-    "readable_default",
     "trajectory_layouts",
     "typeset_plan",
 ]
@@ -411,27 +410,6 @@ def typeset_plan(
         used += k
         flags.append(True)
     return TypesetPlan(start, stop, tuple(flags), used, over)
-
-
-def readable_default(sizes: list[tuple[int, int, str]]) -> int | None:
-    """The trajectory to land on: the first (in the given order) that is imperfect, with
-    8 to 40 steps and a dead end (a picture with something to read); else the first with
-    8 to 40 steps; else the shortest. ``sizes`` holds (steps, dead ends, class) per row.
-
-    Example:
-        >>> readable_default([(128, 3, "imperfect"), (12, 0, "perfect"), (20, 2, "imperfect")])
-        2
-    """
-    if not sizes:
-        return None
-    for want in (
-        lambda n, d, c: c == "imperfect" and 8 <= n <= 40 and d > 0,
-        lambda n, d, c: 8 <= n <= 40,
-    ):
-        hit = next((i for i, s in enumerate(sizes) if want(*s)), None)
-        if hit is not None:
-            return hit
-    return min(range(len(sizes)), key=lambda i: sizes[i][0])
 
 
 def _answer_path(graph: StepGraph) -> set[int]:

@@ -29,8 +29,7 @@ from typing import Any, NamedTuple
 
 from dagmath_viz import jsonio
 from dagmath_viz.schema import CLASSES, Fault, InputError, LoadIssue, Step, Trajectory
-from dagmath_viz.score.validation import step_name
-from dagmath_viz.text import short_repr
+from dagmath_viz.text import short_repr, step_name
 
 __all__ = [
     "ANSWER_FILE_NAMES",
@@ -541,7 +540,7 @@ def scored_fault(record: dict) -> str | None:
     if not isinstance(record["problem_id"], str | int) or isinstance(record["problem_id"], bool):
         found = short_repr(record["problem_id"])
         return f"scored record: 'problem_id' is {found}, expected text or an integer"
-    if not _is_sample_id(record.get("sample_id")):
+    if not is_sample_id(record.get("sample_id")):
         found = short_repr(record.get("sample_id"))
         return f"scored record: 'sample_id' is {found}, expected a 64-bit integer"
     return None
@@ -583,7 +582,7 @@ def parse_record(
     if pid is None or isinstance(pid, dict | list):
         pid = ctx.problem_id or Path(ctx_file).stem
     sid = obj.get("sample_id", position)
-    if not _is_sample_id(sid):
+    if not is_sample_id(sid):
         what = "is not an integer" if type(sid) is not int else "is out of range (64-bit)"
         issues.append(
             LoadIssue(
@@ -663,7 +662,7 @@ def _parse_steps(raw: Any, faults: list[Fault]) -> tuple[tuple[Step, ...], bool]
     return tuple(steps), gold
 
 
-def _is_sample_id(value: Any) -> bool:
+def is_sample_id(value: Any) -> bool:
     """An integer that fits a 64-bit signed column (tables and the app's keys hold them)."""
     return type(value) is int and -(2**63) <= value < 2**63
 

@@ -177,12 +177,12 @@ class SourceReader:
         to give what reading the whole file gives (then the file is read whole)."""
         from dagmath_viz.formats.loading import (
             RECORD_MARKERS,
-            _is_sample_id,
             file_context,
             is_scored,
             layout_of,
             parse_record,
         )
+        from dagmath_viz.formats.loading import is_sample_id as _is_sample_id
 
         if ref.location is None or not (m := _PLACE.match(ref.location)):
             return None

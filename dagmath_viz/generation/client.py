@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from dagmath_viz.generation.bounded import json_depth
 from dagmath_viz.schema import DagMathError
 
 __all__ = [
@@ -220,27 +221,6 @@ def extract_json(text: str, required_key: str | None = None) -> Any:
     return None
 
 
-def json_depth(value: Any, limit: int) -> int:
-    """How deeply ``value`` nests lists and objects, counted up to ``limit + 1`` (no
-    recursion, so a hostile value cannot exhaust the stack; linear in its size).
-
-    >>> json_depth({"a": [1, [2]]}, 10), json_depth([[[[]]]], 2)
-    (3, 3)
-    """
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if not isinstance(item, dict | list):
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest
-
-
 def _retry_after(exc: Any) -> float | None:
     """Seconds a 429/503 asks us to wait (``retry-after-ms``, ``retry-after`` seconds or
     HTTP date), or ``None``."""
@@ -271,7 +251,7 @@ def _retry_after(exc: Any) -> float | None:
 def _short(text: Any, limit: int = 200) -> str:
     """One line of at most ``limit`` characters, control characters escaped: what a
     server sent reaches a terminal and ``failures.csv`` only as visible text."""
-    from dagmath_viz.cli.common import printable
+    from dagmath_viz.text import printable
 
     flat = " ".join(str(text).split())
     flat = flat if len(flat) <= limit else flat[:limit] + "..."

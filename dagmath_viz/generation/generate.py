@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
-from dagmath_viz.cli.common import printable
 from dagmath_viz.generation.client import (
     Breaker,
     ChatClient,
@@ -47,6 +46,7 @@ from dagmath_viz.generation.store import (
     write_if_changed,
 )
 from dagmath_viz.schema import InputError
+from dagmath_viz.text import printable
 
 __all__ = ["GenerateConfig", "RunSummary", "check_solution", "run_generate"]
 

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__
-from dagmath_viz.cli.common import printable
 from dagmath_viz.generation.client import (
     Breaker,
     CallFailed,
@@ -67,6 +66,7 @@ from dagmath_viz.generation.store import (
     write_failures,
     write_if_changed,
 )
+from dagmath_viz.text import printable
 
 __all__ = ["GoldConfig", "GoldSummary", "run_gold"]
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
-from dagmath_viz.cli.common import printable
 from dagmath_viz.schema import InputError
+from dagmath_viz.text import printable
 
 __all__ = [
     "FAILURES_FILE",

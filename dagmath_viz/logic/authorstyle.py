@@ -37,13 +37,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from dagmath_viz.logic.generator import (
-    IRRELEVANT,
-    GeneratorConfig,
-    Problem,
-    _control,
-    generate_paired,
-)
+from dagmath_viz.logic.generator import IRRELEVANT, GeneratorConfig, Problem, generate_paired
+from dagmath_viz.logic.generator import control_problem as _control
 from dagmath_viz.logic.program import (
     Atom,
     Comp,

@@ -388,7 +388,7 @@ def _attempt(
     return None if proof is None else (_order(axioms, rng), proof, main_axioms)
 
 
-def _control(problem: Problem, cfg: GeneratorConfig) -> Problem:
+def control_problem(problem: Problem, cfg: GeneratorConfig) -> Problem:
     """Grow a problem's shortest proof, with fresh names, to as many axioms as it has."""
     rng = random.Random(f"gsm-logic-control:{problem.seed}:{problem.problem_id}")
     used = {n for x in problem.program.axioms for n in names_of(x)}
@@ -444,7 +444,7 @@ def generate_problem(
             axioms, proof, relevant = found
             labels = (irrelevant, overlap, False)
             problem = _problem(rng, seed, problem_id, axioms, proof, set(relevant), labels)
-            return _control(problem, cfg) if control else problem
+            return control_problem(problem, cfg) if control else problem
     raise GenerationError(f"no valid problem for seed {seed}, id {problem_id}")
 
 

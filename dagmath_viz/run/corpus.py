@@ -30,14 +30,13 @@ from dagmath_viz.formats.loading import (
 )
 from dagmath_viz.run.pool import gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
-from dagmath_viz.score.reference import records_frame, score_records
+from dagmath_viz.score.reference import SCORED_SLICE, concat_frames, records_frame, score_records
 from dagmath_viz.store import frames as colcache
 from dagmath_viz.store.uploads import is_uploaded
+from dagmath_viz.text import natural_key
 
 __all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
 
-#: Bytes of scored JSONL parsed into records at a time (then made columns at once).
-SCORED_SLICE = 1 << 20
 #: Bytes of a JSONL file's first line read to tell scored records from trajectories.
 _FIRST_LINE_BYTES = 1 << 24
 
@@ -107,13 +106,6 @@ class Corpus:
                 file, _, rest = e.partition(": ")
                 rows.append({"file": file, "where": "", "severity": "illegal", "problem": rest})
         return pd.DataFrame(rows, columns=["file", "where", "severity", "problem"])
-
-
-def natural_key(text: str) -> tuple:
-    """Sort key putting "problem 2" before "problem 10"."""
-    import re
-
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
 def load_corpus(
@@ -198,7 +190,7 @@ def load_corpus(
         parts = [records_frame(records)] if records else []
         del records
         n_scored = sum(len(p) for p in scored_parts)
-        frame = _concat(parts + scored_parts)
+        frame = concat_frames(parts + scored_parts)
         del parts, scored_parts
     trajectories: list[Trajectory | None] = list(loaded_trajectories)
     trajectories.extend([None] * n_scored)
@@ -235,7 +227,7 @@ def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.Da
     frames = _parsed_scored_jsonl(path)
     if frames is None:
         return None
-    frame = _concat(frames)
+    frame = concat_frames(frames)
     del frames
     colcache.write(path, frame, stat, cache_dir)
     return [frame]
@@ -276,21 +268,3 @@ def _starts_scored(path: Path) -> bool:
     except OSError:
         return False  # load_file says why
     return bool(head.strip()) and parse_scored_jsonl(head) is not None
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """One frame of ``frames``' rows (index 0..n-1), with the dtypes one frame built from
-    all their records would have: a column whose dtype differs between frames (bool in
-    one, object with ``None`` in another) is inferred again from its values."""
-    if not frames:
-        return records_frame([])
-    if len(frames) == 1:
-        return frames[0]
-    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
-    # a field only some records have is missing (NaN) in the frames of the others
-    frames = [f if list(f.columns) == columns else f.reindex(columns=columns) for f in frames]
-    out = pd.concat(frames, ignore_index=True)
-    for col in columns:
-        if len({str(f[col].dtype) for f in frames}) > 1:
-            out[col] = pd.Series(out[col].tolist(), index=out.index)
-    return out

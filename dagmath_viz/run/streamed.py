@@ -6,7 +6,7 @@ took 2.6 GB and half a minute. Above :data:`STREAM_BYTES` of raw data it comes h
 instead: the folder is scored by :func:`dagmath_viz.run.pool.score_paths` (the pool of
 ``dagmath score``: trajectories never leave its workers) and its JSON lines become the
 scored frame a slice at a time while the files are scored
-(:data:`dagmath_viz.run.corpus.SCORED_SLICE` bytes of lines), so neither every trajectory nor
+(:data:`dagmath_viz.score.reference.SCORED_SLICE` bytes of lines), so neither every trajectory nor
 every record dict exists at once. Every row's trajectory is then ``None``, as for rows
 read from scored JSONL: a page reads one trajectory's steps back from its ``source`` when
 it needs them (:class:`dagmath_viz.formats.sources.SourceReader`).
@@ -38,6 +38,7 @@ from dagmath_viz.formats.loading import AnswerKey, Discovery, layout_of
 from dagmath_viz.run.pool import IN_PROCESS_BYTES, FileScore, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.score.reference import finish_lines, records_frame
+from dagmath_viz.store.keys import cache_key
 from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
@@ -153,27 +154,18 @@ def run_key(found: Discovery) -> str | None:
     """What must be unchanged for a kept copy of a run to be its scores: every data file's
     path, size, modification and change times and inode (a file rewritten in place has a
     new change time), the answer keys, what discovery met, and the versions of the code
-    and of math-verify that gave the verdicts. None if a file cannot be looked at."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    import dagmath_viz
-
+    and the code and libraries that derived them (:func:`dagmath_viz.store.keys.cache_key`).
+    None if a file cannot be looked at."""
     try:
         files = []
         for f in found.data_files:
             st = f.stat()
             files.append((_resolved(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-        try:
-            checker_version = version("math-verify")
-        except PackageNotFoundError:
-            checker_version = None
     except OSError:
         return None
     answers = hashlib.blake2b(repr(found.answers).encode(), digest_size=16).hexdigest()
     issues = [asdict(i) for i in found.issues]
-    return orjson.dumps(
-        [dagmath_viz.__version__, checker_version, answers, issues, files, found.files_read]
-    ).decode()
+    return cache_key("run", answers, issues, files, found.files_read)
 
 
 def _resolved(path: str | Path) -> str:
@@ -220,14 +212,14 @@ def streamed_parts(
     with run:
         parts = [frames.finish(run.verdicts)]
         parts += [scored_frame_of_lines(lines) for lines in run.scored_files()]
-    from dagmath_viz.run.corpus import _concat
+    from dagmath_viz.score.reference import concat_frames as _concat
 
     return _concat([f for f in parts if len(f)] or parts[:1]), issues, files_read
 
 
 class _Frames:
     """``on_file`` for :func:`score_paths`: the trajectories' scored frame, made while the
-    folder is scored (a slice of :data:`dagmath_viz.run.corpus.SCORED_SLICE` bytes of lines at
+    folder is scored (a slice of :data:`dagmath_viz.score.reference.SCORED_SLICE` bytes of lines at
     a time, as :func:`scored_frame_of_lines` makes it) rather than from every line once the
     pool is done, which was a second of one core alone at 100,000 trajectories.
 
@@ -247,7 +239,7 @@ class _Frames:
         every: float,
         progress: Callable[[int, int], None] | None,
     ) -> None:
-        from dagmath_viz.run.corpus import SCORED_SLICE
+        from dagmath_viz.score.reference import SCORED_SLICE
 
         self.partial, self.every, self._progress = partial, every, progress
         self.slice = SCORED_SLICE
@@ -312,7 +304,7 @@ class _Frames:
         self.lines, self.line_files, self.size = [], [], 0
 
     def _show(self) -> None:
-        from dagmath_viz.run.corpus import _concat
+        from dagmath_viz.score.reference import concat_frames as _concat
 
         self._make_frame()
         if len(self.parts) > 1:  # joined once here, so the next show joins two frames
@@ -324,7 +316,7 @@ class _Frames:
 
     def finish(self, verdicts: dict) -> pd.DataFrame:
         """Every trajectory's row, in file order (``verdicts``: the run's, all known)."""
-        from dagmath_viz.run.corpus import _concat
+        from dagmath_viz.score.reference import concat_frames as _concat
 
         for index, score in self.waiting:
             self._add(index, list(finish_lines(score.records, verdicts)))
@@ -394,7 +386,8 @@ def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None
     are joined as ``load_corpus`` joins a scored file's, so the columns and dtypes are those
     of one frame built from every record.
     """
-    from dagmath_viz.run.corpus import SCORED_SLICE, _concat
+    from dagmath_viz.score.reference import SCORED_SLICE
+    from dagmath_viz.score.reference import concat_frames as _concat
 
     limit = SCORED_SLICE if slice_bytes is None else slice_bytes
     frames: list[pd.DataFrame] = []

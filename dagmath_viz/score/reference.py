@@ -327,3 +327,27 @@ class AwaitingVerdict(NamedTuple):
     legal: bool
     closed: bool
     tail: bytes  # ',"errors":[...],"source":"..."}'
+
+
+def concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """One frame of ``frames``' rows (index 0..n-1), with the dtypes one frame built from
+    all their records would have: a column whose dtype differs between frames (bool in
+    one, object with ``None`` in another) is inferred again from its values."""
+    import pandas as pd
+
+    if not frames:
+        return records_frame([])
+    if len(frames) == 1:
+        return frames[0]
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    # a field only some records have is missing (NaN) in the frames of the others
+    frames = [f if list(f.columns) == columns else f.reindex(columns=columns) for f in frames]
+    out = pd.concat(frames, ignore_index=True)
+    for col in columns:
+        if len({str(f[col].dtype) for f in frames}) > 1:
+            out[col] = pd.Series(out[col].tolist(), index=out.index)
+    return out
+
+
+#: Bytes of scored JSONL parsed into records at a time (then made columns at once).
+SCORED_SLICE = 1 << 20

@@ -13,7 +13,7 @@ from typing import Any
 
 from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.score.graph import StepGraph
-from dagmath_viz.text import short_repr
+from dagmath_viz.text import short_repr, step_name
 
 __all__ = ["Fault", "Validation", "is_step_id", "step_name", "validate", "validate_steps"]
 
@@ -122,11 +122,6 @@ def _find_cycle(graph: StepGraph, forward: list[tuple[int, int]]) -> list[int] |
 def is_step_id(value: Any) -> bool:
     """True for a JSON integer (``True``/``False`` and ``3.0`` are not step ids)."""
     return type(value) is int
-
-
-def step_name(step_id: Any) -> str:
-    """How messages name a step: ``step 4``, ``step '4'`` (a string id), bounded in length."""
-    return f"step {short_repr(step_id)}"
 
 
 @dataclass(frozen=True, slots=True)

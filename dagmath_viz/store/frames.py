@@ -41,6 +41,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from dagmath_viz.store.keys import cache_key
 from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
@@ -242,22 +243,17 @@ def _key(source: Path, stat: os.stat_result | None = None) -> str:
         head = handle.read(_EDGE_BYTES)
         handle.seek(max(stat.st_size - _EDGE_BYTES, 0))
         tail = handle.read(_EDGE_BYTES)
-    import pyarrow
-
-    return orjson.dumps(
-        [
-            VERSION,
-            _resolved(source),
-            stat.st_size,
-            stat.st_mtime_ns,
-            stat.st_ctime_ns,
-            stat.st_ino,
-            stat.st_dev,
-            hashlib.blake2b(head + b"\0" + tail, digest_size=16).hexdigest(),
-            pd.__version__,
-            pyarrow.__version__,
-        ]
-    ).decode()
+    return cache_key(
+        "frame",
+        VERSION,
+        _resolved(source),
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ctime_ns,
+        stat.st_ino,
+        stat.st_dev,
+        hashlib.blake2b(head + b"\0" + tail, digest_size=16).hexdigest(),
+    )
 
 
 def _resolved(source: Path) -> str:

@@ -18,8 +18,8 @@ and read back by a later server.
   hash of the file's edges, the pandas and pyarrow versions; for a raw folder, its run
   copy's key: every data file's size, times and inode, the answer keys, the versions of
   the code and of math-verify), :data:`VERSION`, and a
-  ``code`` string from the caller, such as :func:`code_version` of the modules that
-  derive the values. Any change is a miss; one key per source file is kept.
+  ``code`` string from the caller, such as :func:`dagmath_viz.store.keys.code_digest` of
+  the modules that derive the values. Any change is a miss; one key per source file is kept.
 - **Exact**: a frame is stored as Parquet with pandas' metadata and a figure as Plotly
   JSON, each only if it reads back equal (dtypes, index and values; the same JSON);
   anything else is not stored.
@@ -28,11 +28,9 @@ and read back by a later server.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 from collections.abc import Iterable, Sequence
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -41,31 +39,11 @@ from dagmath_viz import jsonio
 from dagmath_viz.store import frames as colcache
 from dagmath_viz.store.uploads import is_uploaded
 
-__all__ = ["VERSION", "code_version", "folder_of", "read", "source_key", "write"]
+__all__ = ["VERSION", "folder_of", "read", "source_key", "write"]
 
 #: Bump when what is stored, or how, changes.
 VERSION = 1
 _NAME = re.compile(r"[a-z0-9_]{1,64}")
-
-
-@cache
-def code_version(*roots: str) -> str:
-    """A digest of every ``.py`` file under ``roots`` (folders or files) and of the
-    versions of the libraries the derived values come from."""
-    import numpy
-    import plotly
-    import pyarrow
-
-    digest = hashlib.blake2b(digest_size=16)
-    for lib in (pd, numpy, pyarrow, plotly):
-        digest.update(f"{lib.__name__}={lib.__version__}\0".encode())
-    for root in roots:
-        path = Path(root)
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        for file in files:
-            digest.update(str(file.relative_to(path.parent)).encode() + b"\0")
-            digest.update(file.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def source_key(

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dagmath_viz.logic.cli import add_gsm_parser, main
+from dagmath_viz.cli.gsm import add_gsm_parser, main
 
 
 def run(capsys, *argv):

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from dagmath_viz.logic.cli import main
+from dagmath_viz.cli.gsm import main
 from dagmath_viz.logic.modelproofs import (
     MAX_DIGITS,
     equations,

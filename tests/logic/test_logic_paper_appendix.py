@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.logic.cli import main
+from dagmath_viz.cli.gsm import main
 from dagmath_viz.logic.modelproofs import score_proof_record
 
 EXAMPLES = Path(__file__).parents[2] / ".." / "shared" / "data" / "efficiency-paper-examples"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from dagmath_viz.cli.gsm import main
 from dagmath_viz.logic import IRRELEVANT, OVERLAPS
-from dagmath_viz.logic.cli import main
 from dagmath_viz.logic.modelproofs import solve_text_record
 
 BUNDLED = Path(__file__).parents[2] / "sample_data" / "gsm" / "problems.jsonl"

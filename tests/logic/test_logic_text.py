@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dagmath_viz.cli.gsm import main
 from dagmath_viz.logic import efficiency
-from dagmath_viz.logic.cli import main
 from dagmath_viz.logic.export import export_model_proofs
 from dagmath_viz.logic.modelproofs import score_proof_record, solve_text, solve_text_record
 from dagmath_viz.logic.program import Comp, CompEq, Cont, Rate, Transfer
