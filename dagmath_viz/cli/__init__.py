@@ -54,6 +54,7 @@ COMMAND_MODULES = {
     "gsm": "dagmath_viz.logic.cli",
     "generate": "dagmath_viz.generation.cli",
     "gold": "dagmath_viz.generation.cli",
+    "depends": "dagmath_viz.generation.cli",
 }
 
 

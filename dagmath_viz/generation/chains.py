@@ -107,7 +107,7 @@ def split_into_chunks(text: str) -> list[str]:
     r"""Thought Anchors' sentence-and-paragraph split (see the module doc).
 
     >>> split_into_chunks("<think>So x = 2. Hmm. Then y is 3.\n\nDone, y = 3.</think> ok")
-    ['So x = 2.', 'Hmm. Then y is 3.', 'Done, y = 3.']
+    ['So x = 2. Hmm.', 'Then y is 3.', 'Done, y = 3.']
     """
     if "<think>" in text:
         text = text.split("<think>")[1].strip()
