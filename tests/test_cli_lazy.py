@@ -28,6 +28,7 @@ EXPECTED = {
     "gsm": "dagmath_viz.logic.cli",
     "generate": "dagmath_viz.generation.cli",
     "gold": "dagmath_viz.generation.cli",
+    "depends": "dagmath_viz.generation.cli",
 }
 
 

@@ -285,13 +285,14 @@ def _register_depends(subparsers) -> None:
     dep.add_argument(
         "--field",
         metavar="NAME",
-        help="the records' field holding the chain of thought (the same as --map solution=NAME)",
+        help="the records' field holding the chain of thought, the same as --map "
+        "solution=NAME (default: solution, text, cot or reasoning)",
     )
     dep.add_argument(
         "--chunks-field",
         metavar="NAME",
         help="take each record's steps from this list of chunks (strings, or objects with "
-        "'chunk' or 'text') instead of splitting its solution",
+        "'chunk' or 'text') instead of splitting its solution (default: split the solution)",
     )
     dep.add_argument(
         "--source-model",
