@@ -205,6 +205,9 @@ def _thought_anchors(path: Path) -> Chain:
     statement = problem.get("problem")
     if not isinstance(statement, str) or not statement.strip():
         raise InputError(f"{problem_file}: no 'problem' text")
+    steps = split_into_chunks(text)
+    if not steps:
+        raise InputError(f"{path}: the solution holds no text between <think> and </think>")
     level = problem.get("level")
     match = _LEVEL.match(level) if isinstance(level, str) else None
     pid = _TA_PROBLEM.match(folder.name)
@@ -216,7 +219,7 @@ def _thought_anchors(path: Path) -> Chain:
             problem_id=pid.group(1) if pid else folder.name,
             sample_id=1 if in_layout and folder.parent.name.startswith("incorrect") else 0,
             problem_text=statement,
-            steps=tuple(split_into_chunks(text)),
+            steps=tuple(steps),
             source=str(path),
             reference_answer=_text(problem.get("gt_answer")),
             source_answer=_text(solution.get("answer")) or extract_boxed(text),

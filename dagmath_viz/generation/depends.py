@@ -240,8 +240,18 @@ class _DependsRun:
                 self.prompt_digest)  # fmt: skip
 
     def labels(self, chain: Chain, span: tuple[int, int]) -> list[list[int]] | None:
+        """The journalled parents of the steps in ``span``; None when missing or not what
+        :func:`check_batch` accepts (a journal edited by hand is asked for again)."""
         entry = self.journal.entries.get(self._key(chain, span))
-        return entry.get("parents") if entry else None
+        parents = entry.get("parents") if entry else None
+        if not isinstance(parents, list) or len(parents) != span[1] - span[0] + 1:
+            return None
+        for sid, found in enumerate(parents, start=span[0]):
+            if not isinstance(found, list) or not all(
+                type(p) is int and 1 <= p < sid for p in found
+            ):
+                return None
+        return parents
 
     def parents(self, chain: Chain) -> list[list[int]] | None:
         """Every step's parents, when every batch of the chain is journalled."""

@@ -209,3 +209,15 @@ def test_batches_shortening_and_the_record():
         "model": "lab", "prompt": "x", "split": "thought-anchors", "answer_step": 3,
     }  # fmt: skip
     assert depends_prompt_digest().startswith("sha256:") and len(depends_prompt_digest()) == 71
+
+
+def test_a_thought_anchors_solution_with_no_thinking_is_one_clear_error(tmp_path):
+    folder = tmp_path / "m" / "correct_base_solution" / "problem_7"
+    folder.mkdir(parents=True)
+    (folder / "problem.json").write_text(json.dumps({"problem": "P?", "gt_answer": "1"}))
+    (folder / "base_solution.json").write_text(json.dumps({"solution": "<think> \n</think>"}))
+    with pytest.raises(InputError, match="base_solution.json: the solution holds no text"):
+        read_chains(tmp_path)
+    (folder / "problem.json").write_text("[1, 2")
+    with pytest.raises(InputError, match="problem.json"):
+        read_chains(folder / "base_solution.json")

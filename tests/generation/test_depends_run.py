@@ -216,7 +216,7 @@ def test_a_timeout_is_retried_and_a_server_that_always_times_out_fails(
 
 def test_kill_9_mid_run_then_resume_without_duplicates(tmp_path, serve, fast_backoff):
     inputs = _chains_file(tmp_path / "c.jsonl", 6, 30)
-    server = serve(Labeller(delay=0.05), models=["lab"])
+    server = serve(Labeller(delay=0.1), models=["lab"])
     out = tmp_path / "out"
     args = _args(server, inputs, out, "--batch-steps", "10", "--concurrency", "1")
     env = {**os.environ, "PYTHONPATH": str(REPO), "DAGMATH_RETRY_BASE_SECONDS": "0.01"}
@@ -257,3 +257,20 @@ def test_kill_9_mid_run_then_resume_without_duplicates(tmp_path, serve, fast_bac
     assert run_cli(*args) == 0
     assert len(server.chat_requests()) == before
     assert (out / "c.jsonl").read_bytes() == data
+
+
+def test_a_journal_entry_edited_out_of_shape_is_asked_for_again(tmp_path, serve, fast_backoff):
+    inputs = _chains_file(tmp_path / "c.jsonl", 1, 6)
+    server = serve(Labeller(), models=["lab"])
+    out = tmp_path / "out"
+    args = _args(server, inputs, out, "--batch-steps", "3")
+    assert run_cli(*args) == 0
+    journal = out / ".dagmath" / "depends-journal-c.ndjson"
+    entries = sorted(_journal(out), key=lambda e: e["span"])  # "1-3", "4-6"
+    entries[1]["parents"] = [[9], [4], [5]]  # step 4 citing step 9: no run accepts that
+    journal.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    before = len(server.chat_requests())
+    assert run_cli(*args) == 0
+    assert [asked_span(r.body) for r in server.chat_requests()[before:]] == [(4, 6)]
+    (record,) = _lines(out / "c.jsonl")
+    assert record["steps"][3]["direct_dependent_steps"] == [3]
