@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from gen_fake_server import error
 from gen_helpers import Labeller, asked_span, run_cli
 
 from dagmath_viz.formats.loading import load_paths
@@ -274,3 +275,29 @@ def test_a_journal_entry_edited_out_of_shape_is_asked_for_again(tmp_path, serve,
     assert [asked_span(r.body) for r in server.chat_requests()[before:]] == [(4, 6)]
     (record,) = _lines(out / "c.jsonl")
     assert record["steps"][3]["direct_dependent_steps"] == [3]
+
+
+def test_a_server_without_structured_output_gets_plain_json_requests(
+    tmp_path, serve, fast_backoff, capsys
+):
+    labeller = Labeller()
+
+    def script(body: dict):
+        if "response_format" in body:
+            return error(400, "response_format is not supported by this server")
+        return labeller(body)
+
+    inputs = _chains_file(tmp_path / "c.jsonl", 2, 4)
+    server = serve(script, models=["lab"])
+    out = tmp_path / "out"
+    assert run_cli(*_args(server, inputs, out, "--concurrency", "1")) == 0
+    err = capsys.readouterr().err
+    assert "asking for plain JSON text instead" in err
+    assert "dagmath: depends: 2/2 done, 0 failed" in err  # the progress line
+    assert "2 of 2 chains labelled (0 from an earlier run, 2 now), 0 failed" in err
+    sent = [r.body for r in server.chat_requests()]
+    # the first request is refused and resent plain; the second chain's goes plain at once
+    assert ["response_format" in b for b in sent] == [True, False, False]
+    assert len(_lines(out / "c.jsonl")) == 2
+    (manifest,) = (out / ".dagmath" / "runs").glob("*-depends.json")
+    assert json.loads(manifest.read_text())["structured_output_used"] is False
