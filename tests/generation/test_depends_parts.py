@@ -88,6 +88,14 @@ def test_a_folder_gives_every_chain_once(thought_anchors_data):
     assert len(chains) == 20
     assert sorted(c.sample_id for c in chains) == [0] * 10 + [1] * 10
     assert len({c.key for c in chains}) == 20
+    # the chains whose last published chunk does not box the source's answer get one more
+    # step (README: 9 of 20)
+    lacking = 0
+    for base in sorted(thought_anchors_data.glob("*/*/problem_*/base_solution.json")):
+        answer = json.loads(base.read_text())["answer"]
+        last = json.loads((base.parent / "chunks_labeled.json").read_text())[-1]["chunk"]
+        lacking += f"\\boxed{{{answer}}}" not in last
+    assert lacking == 9 == sum(c.answer_step is not None for c in chains)
 
 
 def _write(path: Path, rows: list) -> Path:
