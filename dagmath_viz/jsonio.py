@@ -16,7 +16,7 @@ stdout) is written through, never replaced.
 The module reads top down, each function before the ones it calls: the file readers
 (:func:`read_json`, :func:`read_jsonl`, :func:`read_bytes`, :func:`documents`), the byte
 parsers they share (:func:`parse`, :func:`parse_lines`) and their error messages, then
-:class:`Document`, which they yield; then the writers (:func:`dumps`,
+:class:`Document`, which they yield; then the writers (:func:`dumps`, :func:`append_lines`,
 :func:`write_atomic` and the atomic replace under it).
 """
 
@@ -37,6 +37,7 @@ from dagmath_viz.schema import InputError
 
 __all__ = [
     "BOM",
+    "append_lines",
     "NO_SUCH_FILE",
     "Document",
     "documents",
@@ -182,6 +183,22 @@ class Document(NamedTuple):
 def dumps(value: Any, *, newline: bool = False) -> bytes:
     """``value`` as compact JSON bytes (numpy numbers allowed), with a newline if asked."""
     return orjson.dumps(value, option=_OPTS | (orjson.OPT_APPEND_NEWLINE if newline else 0))
+
+
+def append_lines(path: str | Path, data: bytes) -> None:
+    """Append ``data`` (whole JSON lines) to ``path`` in one ``write``, creating it (and its
+    folder) if needed: concurrent writers add lines, never interleave them.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def write_atomic(target: str | Path, chunks: bytes | Iterable[bytes]) -> None:

@@ -60,7 +60,7 @@ def test_every_default_is_shown_in_help(words, parser):
         assert _shown(text, action.default), (words, action.option_strings, text)
 
 
-@pytest.mark.parametrize("command", ["generate", "gold"])
+@pytest.mark.parametrize("command", ["generate", "gold", "depends"])
 def test_generate_and_gold_say_what_no_value_means(command):
     """Options without a value of their own still say what is used (the server's, none)."""
     (parser,) = [p for words, p in COMMANDS if words == (command,)]

@@ -28,6 +28,7 @@ EXPECTED = {
     "gsm": "dagmath_viz.cli.gsm",
     "generate": "dagmath_viz.cli.generate",
     "gold": "dagmath_viz.cli.generate",
+    "depends": "dagmath_viz.cli.generate",
 }
 
 

@@ -54,6 +54,7 @@ COMMAND_MODULES = {
     "gsm": "dagmath_viz.cli.gsm",
     "generate": "dagmath_viz.cli.generate",
     "gold": "dagmath_viz.cli.generate",
+    "depends": "dagmath_viz.cli.generate",
 }
 
 

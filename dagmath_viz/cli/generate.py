@@ -1,6 +1,6 @@
-"""The ``dagmath generate`` and ``dagmath gold`` subcommands.
+"""The ``dagmath generate``, ``dagmath gold`` and ``dagmath depends`` subcommands.
 
-``register(subparsers)`` adds both to the ``dagmath`` parser; their handlers return the
+``register(subparsers)`` adds them to the ``dagmath`` parser; their handlers return the
 exit code (0, or :data:`EXIT_FAILURES` when some samples or problems failed) and raise
 :class:`~dagmath_viz.schema.DagMathError` for anything the user must fix, which the
 ``dagmath`` entry point prints as one line.
@@ -29,14 +29,7 @@ BACKOFF_ENV = "DAGMATH_RETRY_BASE_SECONDS"
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("problems", metavar="PROBLEMS", help="problems: .jsonl, .json or .csv")
-    parser.add_argument(
-        "--base-url",
-        required=True,
-        metavar="URL",
-        help="the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1",
-    )
-    parser.add_argument("--model", required=True, metavar="NAME", help="model name to request")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="output folder")
+    _server_options(parser)
     parser.add_argument(
         "--map",
         type=_field_map,
@@ -53,10 +46,27 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="only the first N problems of the file (default: all)",
     )  # fmt: skip
     parser.add_argument(
-        "--concurrency", type=positive, default=8, metavar="K", help="requests in flight"
-    )
-    parser.add_argument(
         "--dataset", metavar="NAME", help="data-set name (default: the problems file's stem)"
+    )
+    _request_options(parser)
+
+
+def _server_options(parser: argparse.ArgumentParser) -> None:
+    """Where to send requests and where to write: every model-calling command's."""
+    parser.add_argument(
+        "--base-url",
+        required=True,
+        metavar="URL",
+        help="the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1",
+    )
+    parser.add_argument("--model", required=True, metavar="NAME", help="model name to request")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT_DIR", help="output folder")
+
+
+def _request_options(parser: argparse.ArgumentParser) -> None:
+    """Concurrency, sampling, retries, timeouts: every model-calling command's."""
+    parser.add_argument(
+        "--concurrency", type=positive, default=8, metavar="K", help="requests in flight"
     )
     sampling = parser.add_argument_group("sampling (each sent only when given)")
     sampling.add_argument(
@@ -202,7 +212,7 @@ def _number(text: str) -> float:
 
 
 def register(subparsers) -> None:
-    """Add ``generate`` and ``gold`` to the ``dagmath`` subcommands."""
+    """Add ``generate``, ``gold`` and ``depends`` to the ``dagmath`` subcommands."""
     gen = add_command(
         subparsers,
         "generate",
@@ -240,6 +250,106 @@ def register(subparsers) -> None:
         help="samples per stage before a problem is given up (default 4)",
     )
     gold.set_defaults(func=cmd_gold)
+    _register_depends(subparsers)
+
+
+def _register_depends(subparsers) -> None:
+    dep = add_command(
+        subparsers,
+        "depends",
+        help="make free-form chains of thought into DAG-MATH trajectories (a model labels "
+        "each step's parents)",
+        description="Split each chain of thought into steps as Thought Anchors does (or take "
+        "its given chunks), ask a model which earlier steps each step uses, in batches, and "
+        "write DAG-MATH trajectories to OUT_DIR/NAME.jsonl, where `dagmath score` and the "
+        "app read them. Rerunning the same command resumes.",
+    )
+    dep.add_argument(
+        "input",
+        metavar="INPUT",
+        help="records (.jsonl or .json: a problem and a free-form solution each), a Thought "
+        "Anchors base_solution.json (problem.json beside it), or a folder of those",
+    )
+    _server_options(dep)
+    dep.add_argument(
+        "--map",
+        type=_chain_map,
+        default=None,
+        metavar="FIELD=COLUMN,...",
+        help="read our fields from the records' columns; fields: "
+        "problem_id, problem_text, solution (the chain of thought), chunks, answer (the "
+        "reference), predicted_answer (the model's own), model, sample_id, dataset, "
+        "difficulty (default: problem_id or id; problem_text, problem or question; "
+        "solution, text, cot or reasoning; the others by their own names)",
+    )
+    dep.add_argument(
+        "--field",
+        metavar="NAME",
+        help="the records' field holding the chain of thought, the same as --map "
+        "solution=NAME (default: solution, text, cot or reasoning)",
+    )
+    dep.add_argument(
+        "--chunks-field",
+        metavar="NAME",
+        help="take each record's steps from this list of chunks (strings, or objects with "
+        "'chunk' or 'text') instead of splitting its solution (default: split the solution)",
+    )
+    dep.add_argument(
+        "--source-model",
+        metavar="NAME",
+        help="the model that wrote the chains, for records that do not say (default: the "
+        "input file's stem; Thought Anchors: its model folder)",
+    )
+    dep.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="data-set name for records that do not say (default: the input file's stem; "
+        "Thought Anchors: thought-anchors)",
+    )
+    dep.add_argument(
+        "--name",
+        metavar="NAME",
+        help="write OUT_DIR/NAME.jsonl (default: the first chain's data set)",
+    )
+    dep.add_argument(
+        "--limit", type=positive, default=None, metavar="N",
+        help="only the first N chains (default: all)",
+    )  # fmt: skip
+    dep.add_argument(
+        "--batch-steps",
+        type=positive,
+        default=40,
+        metavar="N",
+        help="steps whose parents one request asks for; each request also shows every "
+        "earlier step, shortened",
+    )
+    dep.add_argument(
+        "--short-chars",
+        type=positive,
+        default=120,
+        metavar="N",
+        help="characters of each earlier step a request shows",
+    )
+    dep.add_argument(
+        "--label-attempts",
+        type=positive,
+        default=3,
+        metavar="N",
+        help="replies asked for a batch whose parents are not earlier steps (each retry "
+        "shows the model what was wrong) before the batch fails",
+    )
+    _request_options(dep)
+    dep.set_defaults(func=cmd_depends)
+
+
+def _chain_map(text: str) -> dict[str, str]:
+    from dagmath_viz.generation.chains import CHAIN_FIELDS
+    from dagmath_viz.generation.problems import parse_field_map
+
+    try:
+        return parse_field_map(text, CHAIN_FIELDS)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _api_key(args: argparse.Namespace) -> str | None:
@@ -387,6 +497,54 @@ def cmd_gold(args: argparse.Namespace) -> int:
         print(
             f"dagmath: error: {len(summary.failures)} problems got no gold DAG; reasons in "
             f"{config.out_dir / FAILURES_FILE}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURES
+    return 0
+
+
+def cmd_depends(args: argparse.Namespace) -> int:
+    from dagmath_viz.generation.chains import read_chains
+    from dagmath_viz.generation.depends import DependsConfig, run_depends
+    from dagmath_viz.generation.store import FAILURES_FILE
+
+    field_map = dict(args.map or {})
+    for field, column in (("solution", args.field), ("chunks", args.chunks_field)):
+        if column:
+            if field in field_map and field_map[field] != column:
+                raise common.UsageError(f"--map {field}= and the option naming it differ")
+            field_map[field] = column
+    chains = read_chains(
+        args.input,
+        field_map or None,
+        model=args.source_model,
+        dataset=args.dataset,
+        use_chunks=bool(args.chunks_field),
+    )  # every fault is found before any request
+    chains = chains[: args.limit] if args.limit else chains
+    config = DependsConfig(
+        base_url=args.base_url,
+        model=args.model,
+        out_dir=_out_dir(args),
+        name=args.name or chains[0].dataset,
+        batch_steps=args.batch_steps,
+        short_chars=args.short_chars,
+        label_attempts=args.label_attempts,
+        concurrency=args.concurrency,
+        sampling=_sampling(args),
+        api_key=_api_key(args),
+        structured=not args.no_structured,
+        policy=_policy(args),
+        preflight=not args.no_preflight,
+        stop_after=args.stop_after,
+        verbose=common.VERBOSITY > 0,
+    )
+    summary = run_depends(chains, config, _stream())
+    common.say(f"dagmath: depends: {summary.line()}")
+    if summary.failures:
+        print(
+            f"dagmath: error: {summary.failed_chains} chains were not labelled; reasons in "
+            f"{config.out_dir / FAILURES_FILE} (rerun the same command to retry them)",
             file=sys.stderr,
         )
         return EXIT_FAILURES

@@ -19,6 +19,7 @@ import csv
 import io
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,8 +68,10 @@ class Problem:
         return _SEPARATOR.sub("_", self.key)
 
 
-def parse_field_map(text: str) -> dict[str, str]:
+def parse_field_map(text: str, fields: Iterable[str] = FIELDS) -> dict[str, str]:
     """``problem_id=unique_id,problem_text=problem`` -> our field: the file's column.
+
+    ``fields`` are the names a map may set (``dagmath depends`` has its own).
 
     >>> parse_field_map("problem_id=unique_id, problem=question")
     {'problem_id': 'unique_id', 'problem_text': 'question'}
@@ -84,8 +87,8 @@ def parse_field_map(text: str) -> dict[str, str]:
         if not sep or not field or not column:
             raise ValueError(f"{entry!r} is not FIELD=COLUMN")
         field = _FIELD_ALIASES.get(field, field)
-        if field not in FIELDS:
-            raise ValueError(f"{field!r} is not one of {', '.join(FIELDS)}")
+        if field not in fields:
+            raise ValueError(f"{field!r} is not one of {', '.join(fields)}")
         if field in out:
             raise ValueError(f"{field!r} is mapped twice")
         out[field] = column

@@ -126,7 +126,9 @@ class RunTotals:
 
 class _Run(Protocol):
     stopped: bool
-    summary: RunTotals
+
+    @property
+    def summary(self) -> RunTotals: ...  # read-only here, so a run may hold a subclass
 
 
 async def run_units(

@@ -14,6 +14,9 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "DEPENDS_PROMPT",
+    "DEPENDS_PROMPT_NAME",
+    "DEPENDS_SCHEMA",
     "EDGES_PROMPT",
     "EDGES_SCHEMA",
     "NODES_PROMPT",
@@ -21,6 +24,8 @@ __all__ = [
     "PARENTS_PROMPT",
     "PARENTS_SCHEMA",
     "SOLUTION_SCHEMA",
+    "depends_prompt_digest",
+    "depends_user_prompt",
     "prompt_hash",
     "user_prompt",
 ]
@@ -260,3 +265,61 @@ EDGES_SCHEMA = {
     "required": ["edges"],
     "additionalProperties": False,
 }
+
+
+# --------------------------------------------------------------------------- depends
+# `dagmath depends`: the parents of each step of a free-form chain of thought, in batches.
+# DAG-MATH's stage 2 (PARENTS_PROMPT) in our words, with Thought Anchors' depends_on
+# guidance (uses a result or an idea; short- and long-range; conservative).
+
+#: Names the prompt on every trajectory it labelled (with :func:`depends_prompt_digest`).
+DEPENDS_PROMPT_NAME = "dagmath-depends-v1"
+
+DEPENDS_PROMPT = """\
+You are given a mathematics problem and a chain of thought that works on it, split into \
+numbered steps. For each step you are asked about, list the earlier steps it directly \
+uses: a step uses an earlier one when it takes that step's result, equation, fact or plan \
+and builds on it. Include long-range uses as well as the step just before, but only the \
+steps this one needs directly, not their own parents. A step that uses no earlier step \
+(restating the problem, recalling a general fact, a new plan) gets an empty list.
+Parents must have smaller numbers than the step itself. Earlier steps may be shown \
+shortened; the steps you are asked about are shown in full.
+Reply with one JSON object: {"parents": [{"step_id": 5, "direct_dependent_steps": [2, 4]}, \
+{"step_id": 6, "direct_dependent_steps": []}, ...]} with exactly one entry for each step \
+you are asked about, and no other entries."""
+
+DEPENDS_SCHEMA = PARENTS_SCHEMA
+
+
+def depends_user_prompt(
+    problem_text: str, earlier: list[tuple[int, str]], asked: list[tuple[int, str]]
+) -> str:
+    """The user message for one batch: the problem, the earlier steps (as given, already
+    shortened by the caller), and the steps to label in full.
+
+    >>> print(depends_user_prompt("Find x.", [(1, "Let x = 2.")], [(2, "So x + 1 = 3.")]))
+    Problem: Find x.
+    <BLANKLINE>
+    Earlier steps:
+    1. Let x = 2.
+    <BLANKLINE>
+    Steps to label (2 to 2):
+    2. So x + 1 = 3.
+    """
+    parts = [f"Problem: {problem_text.strip()}"]
+    if earlier:
+        parts.append("Earlier steps:\n" + "\n".join(f"{i}. {t}" for i, t in earlier))
+    lines = "\n".join(f"{i}. {t}" for i, t in asked)
+    parts.append(f"Steps to label ({asked[0][0]} to {asked[-1][0]}):\n{lines}")
+    return "\n\n".join(parts)
+
+
+def depends_prompt_digest() -> str:
+    """SHA-256 of the system prompt, the user template and the schema (as
+    :func:`prompt_hash` names a ``generate`` prompt)."""
+    digest = hashlib.sha256()
+    template = depends_user_prompt("{problem}", [(1, "{earlier}")], [(2, "{step}")])
+    for part in (DEPENDS_PROMPT, template, json.dumps(DEPENDS_SCHEMA, sort_keys=True)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return "sha256:" + digest.hexdigest()

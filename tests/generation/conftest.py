@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from gen_fake_server import Action, FakeServer
@@ -28,3 +30,16 @@ def serve() -> Callable[[Callable[[dict], Action]], FakeServer]:
     yield start
     for server in servers:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def thought_anchors_data() -> Path:
+    """``../shared/data/thought-anchors`` (20 real chains), or skip; fail instead when
+    ``DAGMATH_REQUIRE_SHARED=1`` (as the ``shared_data`` fixture does)."""
+    path = (Path(__file__).parents[2] / ".." / "shared" / "data" / "thought-anchors").resolve()
+    if not path.is_dir():
+        reason = f"thought-anchors data not found at {path}"
+        if os.environ.get("DAGMATH_REQUIRE_SHARED") == "1":
+            pytest.fail(f"{reason} and DAGMATH_REQUIRE_SHARED=1", pytrace=False)
+        pytest.skip(f"{reason} (set DAGMATH_REQUIRE_SHARED=1 to make this a failure)")
+    return path

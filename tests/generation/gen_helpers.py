@@ -127,3 +127,57 @@ def read_samples(folder: Path) -> dict[str, list[dict]]:
     return {
         p.name: json.loads(p.read_text()) for p in sorted(folder.glob("problem_*_all_samples.json"))
     }
+
+
+# --------------------------------------------------------------------------- dagmath depends
+
+_ASKED = re.compile(r"Steps to label \((\d+) to (\d+)\)")
+
+
+def asked_span(body: dict) -> tuple[int, int]:
+    """The steps a `depends` request asks about (its first user message says)."""
+    first, last = _ASKED.search(body["messages"][1]["content"]).groups()
+    return int(first), int(last)
+
+
+class Labeller:
+    """A scripted `depends` model: step k's parent is step k-1 (step 1 has none), so every
+    chain comes back closed. The n-th request for a batch (by its first step) gets
+    ``faults[first][n]`` while there is one: "later" (step ``first`` cites ``last + 1``),
+    "broken" (no JSON), "slow:<secs>", "always-later".
+    """
+
+    def __init__(self, faults: dict[int, list[str]] | None = None, delay: float = 0.0) -> None:
+        self.faults = faults or {}
+        self.delay = delay
+        self.count: dict[int, int] = defaultdict(int)
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def answer(first: int, last: int, later: bool = False) -> str:
+        entries = [
+            {"step_id": k, "direct_dependent_steps": [k - 1] if k > 1 else None}
+            for k in range(first, last + 1)
+        ]
+        if later:
+            entries[0]["direct_dependent_steps"] = [last + 1]
+        return json.dumps({"parents": entries})
+
+    def __call__(self, body: dict) -> Action:
+        first, last = asked_span(body)
+        with self.lock:
+            n = self.count[first]
+            self.count[first] += 1
+        plan = self.faults.get(first, [])
+        fault = plan[n] if n < len(plan) else None
+        if plan and plan[-1] == "always-later":
+            fault = "later"
+        if fault is None:
+            return reply(self.answer(first, last), delay=self.delay)
+        if fault == "later":
+            return reply(self.answer(first, last, later=True))
+        if fault == "broken":
+            return reply('{"parents": [{"step_id": ')
+        if fault.startswith("slow"):
+            return reply(self.answer(first, last), delay=float(fault.split(":")[1]))
+        raise AssertionError(f"unknown fault {fault}")
