@@ -170,10 +170,10 @@ def test_the_readme_architecture_names_every_module(module: str) -> None:
 
 def test_the_type_checkers_debt_only_shrinks() -> None:
     """``[tool.mypy]``'s list of modules not yet type-clean is a ratchet: it may lose
-    modules, never gain one (26 on 2026-12-03, when mypy joined the test command)."""
+    modules, never gain one (26 when mypy joined the test command on 2026-12-03, 21 now)."""
     import tomllib
 
     mypy = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     (debt,) = [o["module"] for o in mypy["overrides"] if o.get("ignore_errors")]
-    assert len(debt) <= 26
+    assert len(debt) <= 21
     assert all(m in MODULES for m in debt), "a module left the package: drop it from the list"

@@ -197,7 +197,7 @@ def parse_task_dag(obj: Any, source: str = "<memory>") -> TaskDag:
         raise fail(f"no sink's boxed answer equals the reference answer {str(reference)!r}")
     return TaskDag(
         problem_id=pid,
-        problem_text=obj.get("problem_text") if isinstance(obj.get("problem_text"), str) else "",
+        problem_text=text if isinstance(text := obj.get("problem_text"), str) else "",
         reference_answer=str(reference),
         nodes=nodes,
         correct_sinks=correct,

@@ -13,7 +13,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from dagmath_viz.cli import common
 from dagmath_viz.cli.common import EXIT_PARTIAL, add_command, positive, positive_float
@@ -408,7 +408,7 @@ class _Discard(io.TextIOBase):
 
 def _stream() -> TextIO:
     """stderr, or nothing with --quiet (errors still print: they are raised)."""
-    return _Discard() if common.VERBOSITY < 0 else sys.stderr
+    return cast(TextIO, _Discard()) if common.VERBOSITY < 0 else sys.stderr
 
 
 def _out_dir(args: argparse.Namespace) -> Path:

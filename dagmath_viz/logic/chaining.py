@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
+from typing import cast
 
 from dagmath_viz.logic.program import Atom, Program, Query, entities_of, names_of
 from dagmath_viz.logic.rules import Chart, Hyperedge
@@ -61,15 +62,17 @@ class _Agenda:
         self.count += 1
         if self.policy == "overlap":
             prio = -overlap_score(atom, self.query)
-            heapq.heappush(self.items, (prio, self.count, atom, edge))
+            heapq.heappush(cast(list, self.items), (prio, self.count, atom, edge))
         else:
             self.items.append((atom, edge))
 
     def pop(self) -> tuple[Atom, Hyperedge | None]:
         if self.policy == "overlap":
-            _, _, atom, edge = heapq.heappop(self.items)
+            _, _, atom, edge = heapq.heappop(cast(list, self.items))
             return atom, edge
-        return self.items.popleft() if self.policy == "bfs" else self.items.pop()
+        if self.policy == "bfs":
+            return cast(deque, self.items).popleft()
+        return self.items.pop()
 
     def __bool__(self) -> bool:
         return bool(self.items)

@@ -187,9 +187,9 @@ class Chart:
             if old is not None and old != atom:
                 return f"{old} contradicts {atom}"
         if isinstance(atom, Comp):
-            old = self.comp_at.get((atom.pair, atom.entity, atom.time))
-            if old is not None and old != atom:
-                return f"{old} contradicts {atom}"
+            old_comp = self.comp_at.get((atom.pair, atom.entity, atom.time))
+            if old_comp is not None and old_comp != atom:
+                return f"{old_comp} contradicts {atom}"
         return None
 
     def add(self, atom: Atom) -> bool:
@@ -242,9 +242,9 @@ class Chart:
                 yield _edge("4", (c, x), Cont(x.agent, x.entity, c.quantity * x.rate, c.time))
         elif isinstance(x, Rel):
             for side in ((x.b, x.entity, x.time), (x.a, x.a_entity, x.time)):
-                c = self.cont_at.get(side)
-                if c is not None:
-                    yield from self._rel_elim(c, x)
+                known = self.cont_at.get(side)
+                if known is not None:
+                    yield from self._rel_elim(known, x)
 
     # --- rule bodies, grouped by the predicate of the newest premise ------------------------
 
@@ -265,8 +265,8 @@ class Chart:
         for r in self.rels_of.get((c.agent, c.entity, c.time), ()):
             yield from self._rel_elim(c, r)
         yield from self._unions(c)
-        for r in self.rates_of.get((c.agent, c.entity), ()):
-            yield _edge("4", (c, r), Cont(c.agent, r.entity, c.quantity * r.rate, c.time))
+        for rate in self.rates_of.get((c.agent, c.entity), ()):
+            yield _edge("4", (c, rate), Cont(c.agent, rate.entity, c.quantity * rate.rate, c.time))
         for q in self.compeqs_of.get((c.agent, c.entity, c.time), ()):
             yield from self._compeq_elim(q, cont=c)
         if self.program.bidirectional:
