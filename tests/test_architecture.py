@@ -118,6 +118,32 @@ def test_no_private_name_crosses_a_module() -> None:
     assert crossing == []
 
 
+def test_no_private_name_of_another_module_is_read_through_it() -> None:
+    """``module._name`` on a project module imported by name (``from dagmath_viz.run import
+    corpus`` then ``corpus._concat``) crosses a module as surely as importing it does."""
+    crossing = []
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.asname or alias.name.split(".")[-1]
+                    for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                    and ((node.module or "") if isinstance(node, ast.ImportFrom)
+                         else node.names[0].name).startswith("dagmath_viz")
+                    for alias in node.names}  # fmt: skip
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported
+                and node.value.id not in {"os", "sys", "np", "pd", "self", "cls"}
+            ):
+                crossing.append(
+                    f"{path.relative_to(REPO)}:{node.lineno} {node.value.id}.{node.attr}"
+                )
+    assert crossing == []
+
+
 def test_no_import_cycle_between_modules() -> None:
     graph = nx.DiGraph()
     for m in MODULES:

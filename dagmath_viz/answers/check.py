@@ -298,6 +298,11 @@ class AnswerChecker:
             if verdict.reason in ("verified", "different"):
                 self._learned.append((reference, prediction, verdict))
 
+    def learned(self) -> list[tuple[str, str, Verdict]]:
+        """The worker verdicts this checker found and has not yet saved, as
+        ``(reference, prediction, verdict)``: what another checker can :meth:`learn`."""
+        return list(self._learned)
+
     def check(self, reference: str, prediction: str) -> Verdict:
         """Is ``prediction`` equivalent to ``reference``? Never raises, never hangs."""
         verdict = self.quick_verdict(reference, prediction)

@@ -438,7 +438,7 @@ class Verifier:
         for thread in self._threads:
             thread.join()
         for extra in self._extra:
-            for reference, prediction, verdict in extra._learned:
+            for reference, prediction, verdict in extra.learned():
                 self.checker.learn(reference, prediction, verdict)
             extra.close()
         if tail:
