@@ -84,6 +84,8 @@ def test_match_kinds_and_the_word_rule():
 def test_rows_interleave_like_a_diff():
     al = Alignment(4, 3, (Pair(1, 0, "statement"), Pair(3, 2, "math")), (0, 2), (1,))
     assert al.rows() == [(0, None), (1, 0), (2, None), (None, 1), (3, 2)]
+    # packed: the unpaired steps between two pairs face each other
+    assert al.rows(packed=True) == [(0, None), (1, 0), (2, 1), (3, 2)]
 
 
 def test_word_diff():

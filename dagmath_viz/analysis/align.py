@@ -38,6 +38,7 @@ to / gold nodes; *extra* steps map to none; *skipped* nodes have no step.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -184,13 +185,21 @@ class Alignment:
     only_b: tuple[int, ...]
     moved: tuple[Pair, ...] = ()
 
-    def rows(self) -> list[tuple[int | None, int | None]]:
-        """The two sides interleaved as a diff shows them: (a, b), (a, None), (None, b)."""
+    def rows(self, packed: bool = False) -> list[tuple[int | None, int | None]]:
+        """The two sides interleaved as a diff shows them: (a, b), (a, None), (None, b).
+
+        ``packed``: between two pairs, the steps only A has and those only B has sit side by
+        side, row by row (a side-by-side diff's changed block), so both sides show text;
+        such a row is not a pair (see :attr:`pairs`).
+        """
         out: list[tuple[int | None, int | None]] = []
         i = j = 0
         for p in (*self.pairs, Pair(self.n_a, self.n_b, "end")):
-            out += [(x, None) for x in range(i, p.a)]
-            out += [(None, y) for y in range(j, p.b)]
+            if packed:
+                out += list(itertools.zip_longest(range(i, p.a), range(j, p.b)))
+            else:
+                out += [(x, None) for x in range(i, p.a)]
+                out += [(None, y) for y in range(j, p.b)]
             if p.kind != "end":
                 out.append((p.a, p.b))
             i, j = p.a + 1, p.b + 1

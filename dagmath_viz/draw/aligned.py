@@ -2,7 +2,9 @@
 
 One grid holds both sides: each row is an aligned pair (joined in the middle column, ``=``
 for a restatement, ``≈`` for equal mathematical content, with a word diff of the two texts
-one click away under it) or a step only one side has (the other side of the row is an empty slot).
+one click away under it) or steps only one side has: between two pairs, A's and B's
+unpaired steps sit side by side, not joined, and the shorter side's run ends in empty
+slots.
 So both sides share one layout and one scale, and they scroll together: they are one
 scrolling box. Text wraps, it is never clipped. Dead ends are orange, as in every view;
 the final step says whether its answer is right.
@@ -94,13 +96,15 @@ def render_aligned_html(
     """
     dead = (set(dead_a), set(dead_b))
     correct = (correct_a, correct_b)
-    moved = {("a", p.a): p.b for p in alignment.moved} | {("b", p.b): p.a for p in alignment.moved}
     sides = (traj_a.steps, traj_b.steps)
+    moved = {("a", p.a): sides[1][p.b].step_id for p in alignment.moved} | {
+        ("b", p.b): sides[0][p.a].step_id for p in alignment.moved
+    }
     kinds = {(p.a, p.b): p.kind for p in alignment.pairs}
     rows = []
-    for a, b in alignment.rows():
-        pair = a is not None and b is not None
+    for a, b in alignment.rows(packed=True):
         kind = kinds.get((a, b), "")
+        pair = bool(kind)
         cells = []
         for side, pos in (("a", a), ("b", b)):
             k = 0 if side == "a" else 1
@@ -161,7 +165,7 @@ def _cell(side, steps, pos, dead, correct, paired, moved_to) -> str:
         tags.append(f'<span class="tag only">only {side.upper()}</span>')
     if moved_to is not None:
         other = "B" if side == "a" else "A"
-        tags.append(f'<span class="tag moved">moved: {other} step {moved_to + 1}</span>')
+        tags.append(f'<span class="tag moved">moved: {other}\'s S{_safe(moved_to)}</span>')
     parents = ", ".join(f"S{p}" for p in step.parents) or "given"
     return (
         f'<div class="{" ".join(classes)}" data-side="{side}" data-step="{_safe(step.step_id)}">'
