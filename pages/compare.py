@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dagmath_viz.analysis import metrics, paired, tables
-from dagmath_viz.analysis.align import align_texts, gold_coverage
+from dagmath_viz.analysis.align import align_texts
 from dagmath_viz.draw import figures
 from dagmath_viz.draw.aligned import render_aligned_html
 from dagmath_viz.draw.render import LAYERED_MAX
@@ -230,18 +230,6 @@ def _side(i: int, model: str):
     return traj, rec
 
 
-def _gold_of_problem():
-    """The gold DAG of this problem, when one is loaded beside (model ``gold``)."""
-    gold_rows = df[(df["model"] == "gold") & (df["problem_id"].astype(str) == str(problem))]
-    same = gold_rows[gold_rows["dataset"] == dataset]
-    pick = same if not same.empty else gold_rows
-    if pick.empty or (same.empty and len(pick) > 1):
-        return None
-    r = pick.iloc[0]
-    row = corpus.row_of("gold", r["dataset"], r["problem_id"], r["sample_id"])
-    return None if row is None else common.trajectory_of(corpus, row)[0]
-
-
 st.subheader("Side by side")
 st.caption(
     "Each side's sample is chosen on its own: sample numbers of different models are "
@@ -261,17 +249,10 @@ else:
     if all(x is not None for x in shown_sides):
         (ta, ra), (tb, rb) = shown_sides
         alignment = align_texts([x.text for x in ta.steps], [x.text for x in tb.steps])
-        gold = _gold_of_problem()
+        gold = common.gold_trajectory_of(corpus, dataset, problem)
         if gold is not None and gold.steps:
-            parts = []
-            for name, t in (("A", ta), ("B", tb)):
-                g = gold_coverage([x.text for x in t.steps], [x.text for x in gold.steps])
-                parts.append(
-                    f"{name} states {len(g.stated)} of {g.n_gold} gold nodes "
-                    f"({tables.format_percent(g.coverage)}), {len(g.extra)} extra steps, "
-                    f"{len(g.skipped)} gold nodes skipped"
-                )
-            st.caption("Gold DAG loaded for this problem: " + "; ".join(parts) + ".")
+            parts = [f"{n} {common.gold_summary(t, gold)}" for n, t in (("A", ta), ("B", tb))]
+            st.caption(escape_markdown("Gold DAG loaded for this problem: " + "; ".join(parts)))
         st.caption(
             "Steps aligned by what they state (README, Definitions): = the same statement, "
             "≈ the same mathematical content; a row with one side empty is a step only that "

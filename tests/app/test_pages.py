@@ -134,6 +134,22 @@ def test_trajectory_picking_a_problem_shows_its_numbers(monkeypatch, shared_data
     assert {m.label: m.value for m in at.metric}["Steps / edges"].startswith("22 / 30")
 
 
+def test_trajectory_shows_gold_coverage_beside_gold_files(monkeypatch, shared_data):
+    """The authors' few-shot solution of problem 1 is its gold DAG in the other layout
+    (22 nodes, gold/problem_1.json): it states all 22, no extra step, none skipped. The
+    gold file itself gets no such line."""
+    at = _app(monkeypatch, shared_data)
+    _run_page(at, "pages/trajectory.py")
+    choice(at, "traj_model").set_value("dagmath-authors-fewshot").run()
+    choice(at, "traj_problem").set_value("1").run()
+    lines = [c.value.replace("\\", "") for c in at.caption if "Gold DAG" in c.value]
+    assert len(lines) == 1
+    assert "states 22 of 22 gold nodes (100.0%), 0 extra steps, 0 gold nodes skipped" in lines[0]
+    choice(at, "traj_model").set_value("gold").run()
+    assert not [c for c in at.caption if "Gold DAG" in c.value]
+    assert not at.exception
+
+
 def test_trajectory_deep_link_and_dead_end_marking(monkeypatch, logcount_run):
     monkeypatch.setenv("DAGMATH_DATA", str(logcount_run))
     at = AppTest.from_file(APP, default_timeout=60)
