@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from dagmath_viz.analysis import tables
+from dagmath_viz.analysis.align import GOLD_MODEL, gold_coverage
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
@@ -593,6 +594,33 @@ def trajectory_of(corpus: Corpus, row: int) -> tuple[Trajectory | None, str | No
     )
     key = (str(rec["model"]), str(rec["dataset"]), str(rec["problem_id"]), int(rec["sample_id"]))
     return reader.read(rec["source"] or "", key)
+
+
+def gold_trajectory_of(corpus: Corpus, dataset: str, problem: str) -> Trajectory | None:
+    """The gold DAG of a problem when one is loaded beside (a trajectory of model ``gold``):
+    the one of the same dataset, else the only one of that problem id (gold files sit in a
+    folder of their own); as :func:`dagmath_viz.analysis.align.gold_for` chooses."""
+    df = corpus.scored
+    rows = df[(df["model"] == GOLD_MODEL) & (df["problem_id"].astype(str) == str(problem))]
+    same = rows[rows["dataset"] == dataset]
+    pick = same if not same.empty else rows
+    if pick.empty or (same.empty and len(pick) > 1):
+        return None
+    r = pick.iloc[0]
+    row = corpus.row_of(GOLD_MODEL, r["dataset"], r["problem_id"], r["sample_id"])
+    return None if row is None else trajectory_of(corpus, row)[0]
+
+
+def gold_summary(traj: Trajectory, gold: Trajectory) -> str:
+    """One line: how much of the gold DAG ``traj`` states (README, *gold coverage*)."""
+    g = gold_coverage([s.text for s in traj.steps], [s.text for s in gold.steps])
+    skipped = ", ".join(f"S{gold.steps[k].step_id}" for k in g.skipped[:12])
+    more = " …" if len(g.skipped) > 12 else ""
+    return (
+        f"states {len(g.stated)} of {g.n_gold} gold nodes "
+        f"({tables.format_percent(g.coverage)}), {len(g.extra)} extra steps, "
+        f"{len(g.skipped)} gold nodes skipped" + (f" ({skipped}{more})" if skipped else "")
+    )
 
 
 def model_colours() -> dict[str, str]:

@@ -1,15 +1,19 @@
-"""Compare: two or more models on the same problems — DAGs side by side, per-problem
-scatter, paired differences, and overlaid AUC curves. With one model loaded (a Thought
-Anchors folder: a correct and an incorrect chain per problem), two of its samples side by
-side."""
+"""Compare: paired outcomes of two models (or two samples of one model) per shared problem,
+two trajectories of one problem with their steps aligned side by side (and their graphs in
+one layout and scale), the per-problem scatter, paired differences and AUC curves. With one
+model loaded (a Thought Anchors folder: a correct and an incorrect chain per problem), its
+samples are the two sides."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from dagmath_viz.analysis import metrics, tables
+from dagmath_viz.analysis import metrics, paired, tables
+from dagmath_viz.analysis.align import align_texts
 from dagmath_viz.draw import figures
+from dagmath_viz.draw.aligned import render_aligned_html
+from dagmath_viz.draw.render import LAYERED_MAX
 from dagmath_viz.text import escape_markdown, natural_key
 from explorer import common
 from explorer.graph_view import trajectory_view
@@ -88,14 +92,102 @@ st.query_params.update(dataset=dataset)
 if not ONE_MODEL:
     st.query_params["models"] = models
 
+ALIGNED_HEIGHT = 760
+
+
+def _sides() -> tuple[paired.Side, paired.Side]:
+    """The two sides of the paired table: models A and B, or two samples of the one model."""
+    pick = st.columns(2)
+    if ONE_MODEL:
+        ids = sorted(int(x) for x in part["sample_id"].unique())
+        a = pick[0].selectbox("Sample as A", ids, index=0, key="cmp_side_a")
+        rest = [x for x in ids if x != a] or ids
+        b = pick[1].selectbox("Sample as B", rest, index=0, key="cmp_side_b")
+        return paired.Side(models[0], a), paired.Side(models[0], b)
+    a = pick[0].selectbox("Model A", models, index=0, key="cmp_a")
+    b = pick[1].selectbox("Model B", [m for m in models if m != a], index=0, key="cmp_b")
+    return paired.Side(a), paired.Side(b)
+
+
+st.subheader("Paired outcomes")
+side_a, side_b = _sides()
+model_a, model_b = side_a.model, side_b.model
+pairs = paired.paired_outcomes(part, side_a, side_b) if side_a != side_b else pd.DataFrame()
+note = paired.design_note([dataset])
+if note:
+    st.info(escape_markdown(note), icon=":material/info:")
+if pairs.empty:
+    st.info("These two sides share no scored problem.")
+else:
+    summary = paired.summarise_pair(pairs, side_a, side_b, "majority")
+    st.caption(
+        escape_markdown(
+            f"A = {side_a.label}, B = {side_b.label}: {summary.n_problems} shared problems. "
+            "A side is right on a problem when more than half of its scored samples are; "
+            "perfect = closed and right. Pick a cell to list its problems."
+        )
+    )
+    counts = pd.DataFrame(summary.counts).T.rename(columns=paired.CELL_LABELS)
+    counts.index = ["answer", "perfect reasoning"]
+    st.dataframe(counts, width="content")
+    # a by-design source: its answer difference is how it was built, not a finding
+    tested = [("PRR", "prr")] if note else [("PASS@1", "pass_at_1"), ("PRR", "prr")]
+    diffs = ", ".join(
+        f"{name}(A) − {name}(B) = {tables.format_percent(d.estimate)} "
+        f"[{tables.format_percent(d.low)}, {tables.format_percent(d.high)}]"
+        for name, d in ((name, summary.differences[key]) for name, key in tested)
+    )
+    few = " (few problems: read with care)" if summary.n_problems < metrics.SMALL_SAMPLE else ""
+    st.caption(f"Paired test over shared problems, 95 % intervals: {diffs}{few}")
+    cell_cols = st.columns([1, 3])
+    measure = cell_cols[0].radio(
+        "On",
+        ["answer", "perfect"],
+        key="cmp_cell_measure",
+        format_func=lambda m: "answer" if m == "answer" else "perfect reasoning",
+    )
+    cell = cell_cols[1].radio(
+        "Cell",
+        list(paired.CELLS),
+        key="cmp_cell",
+        horizontal=True,
+        format_func=lambda c: f"{paired.CELL_LABELS[c]} ({summary.counts[measure][c]})",
+    )
+    in_cell = pairs[pairs[f"{measure}_cell"] == cell]
+    shown = in_cell[["problem_id", "a_n", "a_pass_at_1", "a_prr", "b_n", "b_pass_at_1", "b_prr"]]
+    event = st.dataframe(
+        shown.assign(
+            **{
+                c: shown[c].map(tables.format_percent)
+                for c in ("a_pass_at_1", "a_prr", "b_pass_at_1", "b_prr")
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"cmp_cell_rows_{measure}_{cell}",
+    )
+    chosen = event.selection.rows if event is not None else []
+    if chosen and st.session_state.get("cmp_cell_opened") != (measure, cell, chosen[0]):
+        st.session_state["cmp_cell_opened"] = (measure, cell, chosen[0])
+        common.set_choice("cmp_problem", str(in_cell.iloc[chosen[0]]["problem_id"]))
+    st.caption("Select a row to open that problem side by side below.")
+    if not in_cell.empty and st.button("List these problems' trajectories", key="cmp_cell_list"):
+        common.open_table(models=[model_a, model_b], datasets=[dataset],
+                          problems=in_cell["problem_id"].tolist())  # fmt: skip
+
 GRAPH_HEIGHT = 460
 #: One zoom for every graph side by side (1 = 100 %), so that sizes compare.
 GRAPH_SCALE = 1.0
 
 
-def _draw_graph(traj, rec) -> None:
-    """The one place Compare draws a graph: every graph the same frame, settings and scale."""
-    trajectory_view(traj, rec, height=GRAPH_HEIGHT + 70, scale=GRAPH_SCALE, show_steps=False)
+def _draw_graph(traj, rec, layout: str) -> None:
+    """The one place Compare draws a graph: every graph the same frame, settings, layout
+    and scale."""
+    trajectory_view(
+        traj, rec, height=GRAPH_HEIGHT + 70, scale=GRAPH_SCALE, show_steps=False, layout=layout
+    )
 
 
 def _default_sample(rows: pd.DataFrame, i: int):
@@ -104,6 +196,37 @@ def _default_sample(rows: pd.DataFrame, i: int):
     want = i % 2 == 0
     hit = rows[rows["final_correct"] == want]
     return (hit if not hit.empty else rows)["sample_id"].min()
+
+
+def _side(i: int, model: str):
+    """One side's sample choice and summary; returns (trajectory, record) or None."""
+    rows = part[(part["model"] == model) & (part["problem_id"] == problem)]
+    rows = rows.sort_values("sample_id")
+    samples = rows["sample_id"].astype(int).tolist()
+    slot = [i] if ONE_MODEL else []  # one model twice: a key per side
+    key = f"cmp_sample_{common.short_digest([model, dataset, problem, *slot])}"
+    if key not in st.session_state and samples:
+        st.session_state[key] = int(_default_sample(rows, i))
+    head = st.columns([3, 2])
+    head[0].text(f"{'AB'[i]}: {model}")  # plain text: a name is never markup nor a link
+    with head[1]:
+        sample = common.select("Sample", samples, key)
+    if sample is None:
+        st.info("No sample of this problem for this model.")
+        return None
+    row = corpus.row_of(model, dataset, problem, sample)
+    rec = df.iloc[row]
+    answer = {True: "correct", False: "wrong"}.get(rec["final_correct"], "unscored")
+    st.caption(
+        f"{rec['class']} · answer {answer} · closeness "
+        f"{tables.format_percent(rec['closeness_rate'])}"
+        f" · {len(rec['dead_ends'])} dead ends · {rec['n_nodes']} steps"
+    )
+    traj, unreadable = common.trajectory_of(corpus, row)
+    if traj is None:
+        st.warning(escape_markdown(f"Steps not shown: {unreadable}."))
+        return None
+    return traj, rec
 
 
 st.subheader("Side by side")
@@ -118,38 +241,42 @@ if problem is None:
     st.info(f"These models share no problem on {escape_markdown(dataset)}.")
 else:
     st.query_params.update(problem=str(problem))
-    numbered = list(enumerate(models))
-    for start in range(0, len(models), 2):
-        columns = st.columns(2)
-        for col, (i, model) in zip(columns, numbered[start : start + 2], strict=False):
+    shown_sides = []
+    for i, (col, model) in enumerate(zip(st.columns(2), (model_a, model_b), strict=True)):
+        with col:
+            shown_sides.append(_side(i, model))
+    if all(x is not None for x in shown_sides):
+        (ta, ra), (tb, rb) = shown_sides
+        alignment = align_texts([x.text for x in ta.steps], [x.text for x in tb.steps])
+        gold = common.gold_trajectory_of(corpus, dataset, problem)
+        if gold is not None and gold.steps:
+            parts = [f"{n} {common.gold_summary(t, gold)}" for n, t in (("A", ta), ("B", tb))]
+            st.caption(escape_markdown("Gold DAG loaded for this problem: " + "; ".join(parts)))
+        st.caption(
+            "Steps aligned by what they state (README, Definitions): = the same statement, "
+            "≈ the same mathematical content; a row with one side empty is a step only that "
+            "side has. Both sides scroll as one; dead ends are orange."
+        )
+        st.iframe(
+            render_aligned_html(
+                ta,
+                tb,
+                alignment,
+                dead_a=ra["dead_ends"],
+                dead_b=rb["dead_ends"],
+                correct_a=ra["final_correct"],
+                correct_b=rb["final_correct"],
+                labels=(f"A: {model_a}", f"B: {model_b}"),
+                height_px=ALIGNED_HEIGHT,
+            ),  # fmt: skip
+            height=ALIGNED_HEIGHT,
+        )
+        # one layout for both graphs: layered only when both are short enough for it
+        layout = "layered" if max(len(ta.steps), len(tb.steps)) <= LAYERED_MAX else "reading"
+        st.caption(f"Graphs: one layout ({layout}) and one scale (100 %) for both.")
+        for col, (t, r) in zip(st.columns(2), shown_sides, strict=True):
             with col:
-                rows = part[(part["model"] == model) & (part["problem_id"] == problem)]
-                rows = rows.sort_values("sample_id")
-                samples = rows["sample_id"].astype(int).tolist()
-                slot = [i] if ONE_MODEL else []  # one model twice: a key per side
-                key = f"cmp_sample_{common.short_digest([model, dataset, problem, *slot])}"
-                if key not in st.session_state and samples:
-                    st.session_state[key] = int(_default_sample(rows, i))
-                head = st.columns([3, 2])
-                head[0].text(model)  # plain text: a name is never markup nor a link
-                with head[1]:
-                    sample = common.select("Sample", samples, key)
-                if sample is None:
-                    st.info("No sample of this problem for this model.")
-                    continue
-                row = corpus.row_of(model, dataset, problem, sample)
-                rec = df.iloc[row]
-                answer = {True: "correct", False: "wrong"}.get(rec["final_correct"], "unscored")
-                st.caption(
-                    f"{rec['class']} · answer {answer} · closeness "
-                    f"{tables.format_percent(rec['closeness_rate'])}"
-                    f" · {len(rec['dead_ends'])} dead ends · {rec['n_nodes']} steps"
-                )
-                traj, unreadable = common.trajectory_of(corpus, row)
-                if traj is None:
-                    st.warning(escape_markdown(f"Steps not shown: {unreadable}."))
-                    continue
-                _draw_graph(traj, rec)
+                _draw_graph(t, r, layout)
 
 if ONE_MODEL:
     st.stop()  # across problems needs two models
@@ -157,9 +284,6 @@ if ONE_MODEL:
 st.subheader("Across problems")
 pp = common.derived("per_problem", lambda: metrics.per_problem(df))
 pp = pp[pp["dataset"] == dataset]
-pair = st.columns(2)
-model_a = pair[0].selectbox("Model A", models, index=0, key="cmp_a")
-model_b = pair[1].selectbox("Model B", [m for m in models if m != model_a], index=0, key="cmp_b")
 st.caption(
     "One marker per distinct pair of values; its size and number count the problems there. "
     "Click a marker to list those problems' trajectories."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dagmath_viz.analysis import tables
+from dagmath_viz.analysis.align import GOLD_MODEL
 from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import escape_markdown, math_markdown, plain
@@ -111,6 +112,15 @@ if traj is None:
     )
     st.stop()
 
+gold = None if model == GOLD_MODEL else common.gold_trajectory_of(corpus, dataset, problem)
+if gold is not None and gold.steps:
+    st.caption(
+        escape_markdown(
+            f"Gold DAG of this problem loaded: this trajectory {common.gold_summary(traj, gold)}."
+        )
+        + " A step states a gold node when their statements are equal or their values and "
+        "words match (README, Definitions)."
+    )
 dead = set(rec["dead_ends"])
 wanted_step = st.query_params.get("step")
 if wanted_step is not None and all(str(s.step_id) != wanted_step for s in traj.steps):

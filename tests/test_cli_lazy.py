@@ -23,6 +23,7 @@ from dagmath_viz import cli
 EXPECTED = {
     "score": "dagmath_viz.cli.score",
     "report": "dagmath_viz.cli.report",
+    "compare": "dagmath_viz.cli.compare",
     "simulate": "dagmath_viz.cli.simulate",
     "app": "dagmath_viz.cli.app",
     "gsm": "dagmath_viz.cli.gsm",

@@ -37,6 +37,7 @@ __all__ = ["COMMANDS", "COMMAND_MODULES", "build_parser", "main"]
 COMMANDS = (
     "dagmath_viz.cli.score",
     "dagmath_viz.cli.report",
+    "dagmath_viz.cli.compare",
     "dagmath_viz.cli.simulate",
     "dagmath_viz.cli.app",
     "dagmath_viz.cli.gsm",
@@ -49,6 +50,7 @@ COMMANDS = (
 COMMAND_MODULES = {
     "score": "dagmath_viz.cli.score",
     "report": "dagmath_viz.cli.report",
+    "compare": "dagmath_viz.cli.compare",
     "simulate": "dagmath_viz.cli.simulate",
     "app": "dagmath_viz.cli.app",
     "gsm": "dagmath_viz.cli.gsm",

@@ -134,6 +134,22 @@ def test_trajectory_picking_a_problem_shows_its_numbers(monkeypatch, shared_data
     assert {m.label: m.value for m in at.metric}["Steps / edges"].startswith("22 / 30")
 
 
+def test_trajectory_shows_gold_coverage_beside_gold_files(monkeypatch, shared_data):
+    """The authors' few-shot solution of problem 1 is its gold DAG in the other layout
+    (22 nodes, gold/problem_1.json): it states all 22, no extra step, none skipped. The
+    gold file itself gets no such line."""
+    at = _app(monkeypatch, shared_data)
+    _run_page(at, "pages/trajectory.py")
+    choice(at, "traj_model").set_value("dagmath-authors-fewshot").run()
+    choice(at, "traj_problem").set_value("1").run()
+    lines = [c.value.replace("\\", "") for c in at.caption if "Gold DAG" in c.value]
+    assert len(lines) == 1
+    assert "states 22 of 22 gold nodes (100.0%), 0 extra steps, 0 gold nodes skipped" in lines[0]
+    choice(at, "traj_model").set_value("gold").run()
+    assert not [c for c in at.caption if "Gold DAG" in c.value]
+    assert not at.exception
+
+
 def test_trajectory_deep_link_and_dead_end_marking(monkeypatch, logcount_run):
     monkeypatch.setenv("DAGMATH_DATA", str(logcount_run))
     at = AppTest.from_file(APP, default_timeout=60)
@@ -161,6 +177,25 @@ def test_compare_paired_difference_matches_engine(monkeypatch, logcount_run):
     assert _cell(table, "difference", metric="PASS@1(A) − PASS@1(B)") == "33.3%"
 
 
+def test_compare_paired_outcomes_by_hand(monkeypatch, logcount_run):
+    """model-a: perfect, imperfect, wrong (2 of 3 right, 1 of 3 perfect); model-b: perfect
+    twice. On the one problem: answers both right (2/3 and 2/2 are majorities), perfect
+    reasoning only B (1/3 is not)."""
+    at = _app(monkeypatch, logcount_run)
+    _run_page(at, "pages/compare.py")
+    counts = _table_with(at, "only A")
+    assert counts.loc["answer"].tolist() == [1, 0, 0, 0]
+    assert counts.loc["perfect reasoning"].tolist() == [0, 0, 1, 0]
+    at.radio(key="cmp_cell_measure").set_value("perfect").run()
+    at.radio(key="cmp_cell").set_value("only_b").run()
+    rows = _table_with(at, "a_prr")
+    assert rows["problem_id"].tolist() == ["1"]
+    assert rows["a_prr"].tolist() == ["33.3%"] and rows["b_prr"].tolist() == ["100.0%"]
+    at.radio(key="cmp_cell").set_value("only_a").run()
+    assert _table_with(at, "a_prr").empty
+    assert not at.exception
+
+
 @pytest.fixture(scope="module")
 def one_model_run(tmp_path_factory) -> Path:
     """One model (model-a's three walks of the log-count problem), as a Thought Anchors
@@ -184,7 +219,17 @@ def test_compare_with_one_model_puts_two_of_its_samples_side_by_side(monkeypatch
     # the wrong walk v1 v2 v3 v6 v7 v9 v11: v2 is its one dead end, closeness 6/7
     assert any(c.startswith("incorrect · answer wrong · closeness 85.7% · 1 dead ends · 7 steps")
                for c in shown)  # fmt: skip
-    assert len(at.get("iframe")) == 2
+    # the aligned steps, then the two graphs
+    frames = [f.proto.srcdoc for f in at.get("iframe")]
+    assert len(frames) == 3
+    assert 'class="aligned"' in frames[0] and all("dm-root" in f for f in frames[1:])
+    # perfect v1 v2 v3 v4 v5 v6 v7 v8 v10 against wrong v1 v2 v3 v6 v7 v9 v11: the five
+    # nodes both state, in order, are joined; v4 v5 only A (two rows), then A's v8 v10
+    # face B's v9 v11 (two rows, not joined)
+    assert frames[0].count('class="row pair"') == 5
+    assert frames[0].count('class="row only"') == 4
+    # paired outcomes of the two samples: the perfect walk (0) against the imperfect one (1)
+    assert [s.value for s in at.selectbox if s.label.startswith("Sample as")] == [0, 1]
     # across problems needs two models: not shown
     assert not any(h.value == "Across problems" for h in at.subheader)
     # each side keeps its own choice

@@ -1,0 +1,193 @@
+"""Two trajectories of one problem side by side, step text aligned row by row (static HTML).
+
+One grid holds both sides: each row is an aligned pair (joined in the middle column, ``=``
+for a restatement, ``≈`` for equal mathematical content, with a word diff of the two texts
+one click away under it) or steps only one side has: between two pairs, A's and B's
+unpaired steps sit side by side, not joined, and the shorter side's run ends in empty
+slots.
+So both sides share one layout and one scale, and they scroll together: they are one
+scrolling box. Text wraps, it is never clipped. Dead ends are orange, as in every view;
+the final step says whether its answer is right.
+
+Safety: every piece of model text is HTML-escaped and ``://`` is written ``:&#47;&#47;``, so
+no markup, script or URL from a model reaches the page; the HTML has no script at all
+(``<details>`` opens the diffs).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+from dagmath_viz.analysis.align import Alignment, word_diff
+from dagmath_viz.schema import Trajectory
+
+__all__ = ["MAX_CELL_TEXT", "render_aligned_html"]
+
+#: Longest step text shown in a cell (longer text is cut, and says so).
+MAX_CELL_TEXT = 4000
+_KIND_MARK = {"statement": ("=", "same statement"), "math": ("≈", "same mathematical content")}
+
+_CSS = """
+body { margin: 0; font: 13px/1.4 sans-serif; color: #111; background: #fff; }
+.aligned { height: var(--h); overflow-y: auto; overflow-x: hidden; border: 1px solid #ddd; }
+.row { display: grid; grid-template-columns: minmax(0, 1fr) 44px minmax(0, 1fr);
+       border-bottom: 1px solid #f0f0f0; }
+.head { position: sticky; top: 0; z-index: 2; background: #fafafa; font-weight: bold;
+        border-bottom: 1px solid #ccc; }
+.head > div { padding: 6px 8px; overflow-wrap: anywhere; }
+.cell { padding: 5px 8px; min-width: 0; white-space: pre-wrap; overflow-wrap: anywhere;
+        border-left: 4px solid #d0d0d0; }
+.cell.empty { border-left-color: transparent;
+              background: repeating-linear-gradient(45deg, #fafafa 0 6px, #f2f2f2 6px 12px); }
+.cell.dead { border-left-color: #f28e2b; background: #fff3e6; }
+.cell.final_correct { border-left-color: #59a14f; background: #eef7ec; }
+.cell.final_incorrect { border-left-color: #e15759; background: #fdeeee; }
+.row.only .cell:not(.empty) { outline: 1px dashed #b0b0b0; outline-offset: -1px; }
+.sid { font-weight: bold; color: #555; margin-right: 6px; }
+.tag { display: inline-block; font-size: 11px; padding: 0 4px; margin-left: 4px;
+       border-radius: 3px; background: #eee; color: #333; }
+.tag.dead { background: #f28e2b; color: #fff; }
+.tag.only { background: #ddd; }
+.tag.moved { background: #d4c4e8; }
+.join { display: flex; flex-direction: column; align-items: center; justify-content: center;
+        background: #eef4fb; border-left: 2px solid #4e79a7; border-right: 2px solid #4e79a7; }
+.join .mark { font-size: 18px; font-weight: bold; color: #4e79a7; }
+.gap { background: #fff; }
+details.diff { grid-column: 1 / -1; font-size: 11px; padding: 2px 8px 4px;
+               white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f9fc; }
+details summary { cursor: pointer; color: #4e79a7; }
+del { background: #fdd; text-decoration: line-through; }
+ins { background: #dfd; text-decoration: none; }
+.legend { font-size: 12px; padding: 4px 0; color: #333; }
+.legend span { margin-right: 12px; }
+.sw { display: inline-block; width: 10px; height: 10px; vertical-align: middle;
+      margin-right: 3px; border: 1px solid #999; }
+"""
+
+
+def _safe(text: object) -> str:
+    return html.escape(str(text), quote=True).replace("://", ":&#47;&#47;")
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_CELL_TEXT:
+        return text
+    return text[: MAX_CELL_TEXT - 1] + f"… (cut: {len(text):,} characters)"
+
+
+def render_aligned_html(
+    traj_a: Trajectory,
+    traj_b: Trajectory,
+    alignment: Alignment,
+    *,
+    dead_a: Iterable = (),
+    dead_b: Iterable = (),
+    correct_a: bool | None = None,
+    correct_b: bool | None = None,
+    labels: tuple[str, str] = ("A", "B"),
+    height_px: int = 720,
+) -> str:
+    """The aligned view of ``traj_a`` and ``traj_b`` under ``alignment`` (positions of their
+    steps), a whole HTML document for an iframe ``height_px`` high.
+
+    Every row carries ``data-a`` / ``data-b`` (step positions, empty for a slot) and a class:
+    ``pair`` (joined; ``data-kind`` says why) or ``only``; every cell ``data-side``.
+    """
+    dead = (set(dead_a), set(dead_b))
+    correct = (correct_a, correct_b)
+    sides = (traj_a.steps, traj_b.steps)
+    moved = {("a", p.a): sides[1][p.b].step_id for p in alignment.moved} | {
+        ("b", p.b): sides[0][p.a].step_id for p in alignment.moved
+    }
+    kinds: dict[tuple[int | None, int | None], str] = {(p.a, p.b): p.kind for p in alignment.pairs}
+    rows = []
+    for a, b in alignment.rows(packed=True):
+        kind = kinds.get((a, b), "")
+        pair = bool(kind)
+        cells = []
+        for side, pos in (("a", a), ("b", b)):
+            k = 0 if side == "a" else 1
+            if pos is None:
+                cells.append(f'<div class="cell empty" data-side="{side}"></div>')
+                continue
+            cells.append(
+                _cell(side, sides[k], pos, dead[k], correct[k], pair, moved.get((side, pos)))
+            )
+        middle, diff = '<div class="gap"></div>', ""
+        if pair and a is not None and b is not None:
+            middle = _join(kind)
+            diff = _diff(sides[0][a].text, sides[1][b].text)
+        klass = "pair" if pair else "only"
+        rows.append(
+            f'<div class="row {klass}" data-kind="{kind}" data-a="{"" if a is None else a}" '
+            f'data-b="{"" if b is None else b}">{cells[0]}{middle}{cells[1]}{diff}</div>'
+        )
+    n_pairs = len(alignment.pairs)
+    head = (
+        f'<div class="row head"><div>{_safe(labels[0])} · {len(sides[0])} steps</div>'
+        f"<div></div><div>{_safe(labels[1])} · {len(sides[1])} steps</div></div>"
+    )
+    legend = (
+        '<div class="legend">'
+        f"<span>{n_pairs} aligned pairs · {len(alignment.only_a)} steps only in A · "
+        f"{len(alignment.only_b)} only in B · {len(alignment.moved)} moved</span>"
+        '<span><b style="color:#4e79a7">=</b> same statement</span>'
+        '<span><b style="color:#4e79a7">≈</b> same mathematical content</span>'
+        '<span><i class="sw" style="background:#fff3e6;border-color:#f28e2b"></i>dead end</span>'
+        '<span><i class="sw" style="background:#f2f2f2"></i>no step on this side</span>'
+        "</div>"
+    )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><style>"
+        + _CSS
+        + f"</style></head><body style='--h:{max(200, height_px - 40)}px'>"
+        + legend
+        + f'<div class="aligned" data-pairs="{n_pairs}" data-rows="{len(rows)}">'
+        + head
+        + "".join(rows)
+        + "</div></body></html>"
+    )
+
+
+def _cell(side, steps, pos, dead, correct, paired, moved_to) -> str:
+    step = steps[pos]
+    final = pos == len(steps) - 1
+    classes = ["cell"]
+    tags = []
+    if step.step_id in dead:
+        classes.append("dead")
+        tags.append('<span class="tag dead">dead end</span>')
+    if final and correct is not None:
+        classes.append("final_correct" if correct else "final_incorrect")
+        tags.append(f'<span class="tag">final · {"right" if correct else "wrong"}</span>')
+    if not paired:
+        tags.append(f'<span class="tag only">only {side.upper()}</span>')
+    if moved_to is not None:
+        other = "B" if side == "a" else "A"
+        tags.append(f'<span class="tag moved">moved: {other}\'s S{_safe(moved_to)}</span>')
+    parents = ", ".join(f"S{p}" for p in step.parents) or "given"
+    return (
+        f'<div class="{" ".join(classes)}" data-side="{side}" data-step="{_safe(step.step_id)}">'
+        f'<span class="sid">S{_safe(step.step_id)}</span><span class="tag">← '
+        f"{_safe(parents[:120])}</span>{''.join(tags)}\n{_safe(_cut(step.text))}</div>"
+    )
+
+
+def _join(kind: str) -> str:
+    mark, title = _KIND_MARK.get(kind, ("·", ""))
+    return f'<div class="join" title="{title}"><span class="mark">{mark}</span></div>'
+
+
+def _diff(text_a: str, text_b: str) -> str:
+    """A word diff of two aligned steps, folded (a click opens it), across the whole row."""
+    if text_a == text_b:
+        return ""
+    parts = []
+    for op, words in word_diff(_cut(text_a), _cut(text_b)):
+        tag = {"=": "span", "-": "del", "+": "ins"}[op]
+        parts.append(f"<{tag}>{_safe(words)}</{tag}>")
+    return (
+        '<details class="diff"><summary>text diff of this pair</summary>'
+        f"{' '.join(parts)}</details>"
+    )
