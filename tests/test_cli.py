@@ -434,6 +434,70 @@ def test_a_closed_stdout_is_quiet(data_dir: Path) -> None:
     assert proc.stderr == ""
 
 
+def test_a_closed_pipe_exits_0_under_pipefail() -> None:
+    """``set -o pipefail; dagmath score ... | head -1`` succeeds (issue 31: it exited 1).
+
+    The run's output (about 400 kB) is far more than a pipe holds (64 kB on Linux), so
+    ``head`` closing its end makes the writer's next write fail for real.
+    """
+    run_dir = REPO / "sample_data" / "runs" / "sim-focus-2.4"
+    command = f"{sys.executable} -m dagmath_viz score {run_dir} -q --no-cache"
+    whole = subprocess.run(command, shell=True, cwd=REPO, capture_output=True, timeout=120)
+    assert whole.returncode == 0 and len(whole.stdout) > 4 * 65536
+    proc = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {command} | head -1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert json.loads(proc.stdout)["source"].startswith(str(run_dir))
+
+
+def test_bare_dagmath_prints_help() -> None:
+    proc = dagmath()
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: dagmath ")
+    listed = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("    ")]
+    for name in ("score", "report", "app", "generate", "completion"):
+        assert name in listed, name
+
+
+def _complete(script: str, *words: str) -> list[str]:
+    """What bash offers after ``words`` (the last one being typed), with ``script`` loaded."""
+    quoted = " ".join(f"'{w}'" for w in words)
+    probe = (
+        f"source {script}; COMP_WORDS=(dagmath {quoted}); COMP_CWORD={len(words)}; "
+        '_dagmath; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_prints_a_script(shell: str) -> None:
+    proc = dagmath("completion", shell)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "complete -o filenames -o bashdefault -F _dagmath dagmath" in proc.stdout
+    assert proc.stdout.startswith("#compdef dagmath\n") == (shell == "zsh")
+
+
+def test_bash_completion_completes_commands_options_and_choices(tmp_path: Path) -> None:
+    script = tmp_path / "dagmath.bash"
+    script.write_text(dagmath("completion", "bash").stdout)
+    assert _complete(script, "sc") == ["score"]
+    assert set(_complete(script, "g")) == {"generate", "gold", "gsm"}
+    assert _complete(script, "score", "--no-c") == ["--no-cache"]
+    assert _complete(script, "gsm", "so") == ["solve"]  # nested commands
+    assert "--quiet" in _complete(script, "gsm", "solve", "--")
+    assert _complete(script, "completion", "") == ["bash", "zsh"]
+    (tmp_path / "run_a.jsonl").write_text("")
+    assert _complete(script, "score", str(tmp_path / "run_")) == [str(tmp_path / "run_a.jsonl")]
+
+
 def test_an_internal_error_is_one_line_and_a_hint(capsys, monkeypatch) -> None:
     from dagmath_viz.cli import report
 

@@ -41,6 +41,7 @@ COMMANDS = (
     "dagmath_viz.cli.app",
     "dagmath_viz.logic.cli",
     "dagmath_viz.generation.cli",
+    "dagmath_viz.cli.completion",
 )
 
 #: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
@@ -54,6 +55,7 @@ COMMAND_MODULES = {
     "gsm": "dagmath_viz.logic.cli",
     "generate": "dagmath_viz.generation.cli",
     "gold": "dagmath_viz.generation.cli",
+    "completion": "dagmath_viz.cli.completion",
 }
 
 
@@ -62,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     unless ``--verbose`` and the failure is a bug)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv and argv[0] in COMMAND_MODULES else None)
+    if not argv:  # bare `dagmath`: what it can do, not a usage error
+        try:
+            parser.print_help()
+        except BrokenPipeError:
+            _reader_went_away()
+        return common.EXIT_OK
     try:
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "pass_through", False):
@@ -129,13 +137,15 @@ def _os_error_text(exc: OSError) -> str:
 
 
 def _reader_went_away() -> int:
-    """stdout's reader closed it (``dagmath score x | head``): stop quietly, as a pipe does.
+    """stdout's reader closed it (``dagmath score x | head``): stop quietly, exit 0.
 
-    Python would complain again while flushing stdout at exit; point it at /dev/null first.
+    The reader took what it wanted, so this is not a failure: exit 0 keeps
+    ``set -o pipefail`` scripts (and CI) going. Python would complain again while flushing
+    stdout at exit; point it at /dev/null first.
     """
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    return common.EXIT_ERROR
+    return common.EXIT_OK
