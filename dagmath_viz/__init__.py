@@ -46,6 +46,7 @@ _EXPORTS = {
     "score_corpus": "score.reference",
     "score_records": "score.reference",
     "score_trajectory": "score.reference",
+    "read_scored": "store.results",
     "Corpus": "run.corpus",
     "load_corpus": "run.corpus",
 }

@@ -1,8 +1,10 @@
 """``dagmath score``: score trajectories and write one JSON line each.
 
 Reads files, folders, ``-`` (standard input) or a pipe; writes to ``-o`` (default
-standard output). Exit 0 when everything was read, 4 when results were written but some
-input could not be read (each named on stderr), 3 when nothing could be loaded.
+standard output): JSONL, or one typed table when the name ends in .parquet or .csv
+(read any of them back with dagmath_viz.read_scored). Exit 0 when everything was read,
+4 when results were written but some input could not be read (each named on stderr), 3
+when nothing could be loaded.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from dagmath_viz import jsonio
 from dagmath_viz.cli import common
 from dagmath_viz.cli.common import (
     EXIT_OK,
@@ -30,6 +33,8 @@ __all__ = ["MAX_ISSUES_SHOWN", "register", "report_issues", "run_score"]
 
 
 MAX_ISSUES_SHOWN = 20
+#: Output suffixes written as one table (``dagmath_viz.store.results.SUFFIXES``).
+TABLE_SUFFIXES = (".parquet", ".csv")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,7 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("--answers", metavar="FILE", help="reference answers (JSON, JSONL, CSV)")
     score.add_argument(
-        "-o", "--output", default="-", metavar="OUT.jsonl", help="the scored JSONL (- is stdout)"
+        "-o",
+        "--output",
+        default="-",
+        metavar="OUT",
+        help="where the scored records go, in the format its suffix names: .parquet or .csv "
+        "(one typed table), else JSONL; - is stdout, as JSONL",
     )
     score.add_argument("--errors", metavar="FILE", help="also write every load issue here")
     score.add_argument(
@@ -158,8 +168,21 @@ def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
             f"nothing to score: no trajectory could be loaded from {shown}{why}"
         )
     lines = run.lines() if not names.names else map(names.json_line, run.lines())
-    write_atomic(args.output, lines)
+    write_atomic(args.output, _output_bytes(args.output, lines))
     return EXIT_PARTIAL if partial(run) else EXIT_OK
+
+
+def _output_bytes(output: str, lines):
+    """The JSON lines as they are, or as one Parquet or CSV table when ``output``'s suffix
+    names one (:mod:`dagmath_viz.store.results`: the same records, typed columns)."""
+    suffix = Path(output).suffix.lower() if output != "-" else ""
+    if suffix not in TABLE_SUFFIXES:
+        return lines  # JSONL needs no pandas: it is not imported
+    from dagmath_viz.store import results
+
+    data = b"".join(lines)  # Dask hands back chunks that need not end at a line
+    table = results.scored_table(d.value for d in jsonio.parse_lines(data))
+    return results.table_bytes(table, suffix)
 
 
 def report_issues(result, errors_file: str | None, names: StreamNames | None = None) -> None:
