@@ -119,14 +119,16 @@ def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -
     try:
         import distributed  # noqa: F401 - only to say clearly when it is missing
 
-        from dagmath_viz.run.distributed import connect, score_on_dask
+        from dagmath_viz.run.distributed import connect, score_on_dask, watched
     except ImportError as exc:
         raise DagMathError(
             f"--dask needs dask[distributed] installed: pip install 'dagmath-viz[dask]' ({exc})"
         ) from None
     # "local": a cluster of this machine's cores, to try the path; else a scheduler address,
-    # checked (reachable, with workers that import dagmath_viz) before any work is sent
-    with connect(args.dask):
+    # checked (reachable, with workers that import dagmath_viz) before any work is sent;
+    # a cluster lost mid-run is one line (exit 1), and Dask's own logs stay off stderr
+    client = connect(args.dask, quiet=common.VERBOSITY <= 0)
+    with client, watched(client, f"--dask {args.dask}"):
         run = score_on_dask(
             paths,
             answers=args.answers,
