@@ -10,7 +10,6 @@ when nothing could be loaded.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from dagmath_viz import jsonio
@@ -27,6 +26,7 @@ from dagmath_viz.cli.common import (
     stdin_paths,
     write_atomic,
 )
+from dagmath_viz.progress import Progress
 from dagmath_viz.schema import DagMathError
 
 __all__ = ["MAX_ISSUES_SHOWN", "register", "report_issues", "run_score"]
@@ -88,18 +88,21 @@ def run_score(args: argparse.Namespace) -> int:
     """The ``score`` command; returns the exit code."""
     with stdin_paths(args.paths) as (paths, names):
         checker = _checker(args)
+        progress = Progress("scoring", unit="files") if common.VERBOSITY >= 0 else None
         try:
             if args.dask:
-                return _score_on_dask(args, paths, names, checker)
+                return _score_on_dask(args, paths, names, checker, progress)
             run = pipeline().score_paths(
                 paths,
                 answers=args.answers,
                 workers=args.workers,
                 checker=checker,
-                progress=_progress(sys.stderr) if common.VERBOSITY >= 0 else None,
+                progress=progress,
                 exclude=[args.output, args.errors or "-"],  # never read this run's own output
             )
         finally:
+            if progress is not None:
+                progress.close()  # the bar ends before any other line is printed
             checker.save()
             checker.close()
         return _finish_score(args, run, names)
@@ -115,7 +118,9 @@ def _checker(args: argparse.Namespace):
     return AnswerChecker(cache_file=default_cache_file())
 
 
-def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -> int:
+def _score_on_dask(
+    args: argparse.Namespace, paths: list[str], names, checker, progress: Progress | None
+) -> int:
     try:
         import distributed  # noqa: F401 - only to say clearly when it is missing
 
@@ -134,26 +139,12 @@ def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -
             answers=args.answers,
             checker=checker,
             exclude=[args.output],
-            progress=_progress(sys.stderr) if common.VERBOSITY >= 0 else None,
+            progress=progress,
         )
+        if progress is not None:
+            progress.close()
         checker.save()
         return _finish_score(args, run, names)
-
-
-def _progress(stream):
-    """A one-line progress bar on ``stream`` when it is a terminal, else nothing."""
-    if not stream.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        stream.write(f"\rscoring [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
-
-    return show
 
 
 def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
