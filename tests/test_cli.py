@@ -293,6 +293,36 @@ def test_score_reads_stdin_and_names_it(tmp_path: Path) -> None:
     assert "<stdin>: line 2" in proc.stderr and "dagmath-stdin-" not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "dataset"), [([], "stdin"), (["--dataset", "math500"], "math500")]
+)
+def test_a_piped_array_gets_a_named_dataset(tmp_path: Path, flags: list, dataset: str) -> None:
+    """A DAG-MATH array through stdin was data set "0" (its temporary folder), so an answer
+    key keyed by data set matched nothing (issue 31)."""
+    sample = [
+        {"problem_id": 5, "sample_id": 0, "steps": [
+            {"step_id": 1, "thinking": "t", "direct_dependent_steps": None, "text": r"\boxed{3}"}
+        ]},
+    ]  # fmt: skip
+    answers = tmp_path / "answers.csv"
+    answers.write_text(f"dataset,problem_id,answer\n{dataset},5,3\nother,5,4\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagmath_viz", "score", "-", "--no-cache", "-q",
+         "--answers", str(answers), *flags],
+        input=json.dumps(sample), cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (record,) = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert record["dataset"] == dataset
+    assert record["reference_answer"] == "3" and record["final_correct"] is True
+
+
+@pytest.mark.parametrize("name", ["../up", "a/b", ".", ""])
+def test_a_dataset_name_must_be_a_folder_name(capsys, name: str) -> None:
+    code, _, err = run(capsys, "score", "-", "--dataset", name)
+    assert code == 2 and "--dataset" in err and "one folder name" in err
+
+
 def test_score_pipes_into_report(tmp_path: Path, data_dir: Path) -> None:
     """``dagmath score ... | dagmath report -``: one record per trajectory reaches report."""
     score = subprocess.Popen(

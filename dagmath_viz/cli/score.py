@@ -50,6 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("--answers", metavar="FILE", help="reference answers (JSON, JSONL, CSV)")
     score.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="the data set of trajectories read from - or a pipe, which have no folder to "
+        f"name it (default: {common.STDIN_DATASET})",
+    )
+    score.add_argument(
         "-o",
         "--output",
         default="-",
@@ -86,7 +92,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """The ``score`` command; returns the exit code."""
-    with stdin_paths(args.paths) as (paths, names):
+    with stdin_paths(args.paths, args.dataset) as (paths, names):
         checker = _checker(args)
         progress = Progress("scoring", unit="files") if common.VERBOSITY >= 0 else None
         try:
