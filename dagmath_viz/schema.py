@@ -141,7 +141,14 @@ class Trajectory:
         Raises:
             StructureError: two steps share an id (they would be one node).
         """
-        import networkx as nx
+        try:
+            import networkx as nx
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError(
+                "Trajectory.to_networkx() needs networkx: pip install networkx "
+                "(pip install dagmath-viz installs it)",
+                name="networkx",
+            ) from None
 
         graph = nx.DiGraph(
             model=self.model,

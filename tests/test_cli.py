@@ -544,6 +544,29 @@ def test_an_internal_error_is_one_line_and_a_hint(capsys, monkeypatch) -> None:
     assert "Traceback" in capsys.readouterr().err  # asked for
 
 
+def test_a_missing_third_party_package_is_one_line_not_a_bug(capsys, monkeypatch) -> None:
+    """A scoring-only install (README "Install") has no openai: `generate` says what it
+    needs (exit 1), where it said "internal error" (exit 70)."""
+    from dagmath_viz.cli import report
+
+    def needs_openai(args):
+        raise ModuleNotFoundError("No module named 'openai'", name="openai")
+
+    monkeypatch.setattr(report, "register", _register_with(needs_openai, report.register))
+    assert main(["report", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "dagmath: error: dagmath report needs the Python package 'openai', which is not "
+        "installed (pip install dagmath-viz installs everything)\n"
+    )
+
+    def our_own_bug(args):
+        raise ModuleNotFoundError("No module named 'dagmath_viz.nope'", name="dagmath_viz.nope")
+
+    monkeypatch.setattr(report, "register", _register_with(our_own_bug, report.register))
+    assert main(["report", "x"]) == 70  # a module of ours missing is a bug
+
+
 def _register_with(handler, register):
     def wrapped(sub):
         register(sub)

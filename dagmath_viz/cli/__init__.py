@@ -98,12 +98,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dagmath: interrupted", file=sys.stderr)
         return common.EXIT_INTERRUPTED
-    except Exception as exc:  # a bug: say so in one line, and how to see more
-        if common.VERBOSITY > 0:
-            traceback.print_exc()
-        hint = "" if common.VERBOSITY > 0 else "; run with --verbose for the traceback"
-        _error(prog, f"internal error ({type(exc).__name__}: {exc}){hint}")
-        return common.EXIT_INTERNAL
+    except ModuleNotFoundError as exc:
+        if not exc.name or exc.name.split(".")[0] == "dagmath_viz":
+            return _internal(prog, exc)
+        # a scoring-only install (README "Install") lacks the app's packages: not a bug
+        _error(
+            prog,
+            f"dagmath {args.command} needs the Python package '{exc.name}', which is not "
+            "installed (pip install dagmath-viz installs everything)",
+        )
+        return common.EXIT_ERROR
+    except Exception as exc:
+        return _internal(prog, exc)
+
+
+def _internal(prog: str, exc: Exception) -> int:
+    """A bug: say so in one line, and how to see more."""
+    if common.VERBOSITY > 0:
+        traceback.print_exc()
+    hint = "" if common.VERBOSITY > 0 else "; run with --verbose for the traceback"
+    _error(prog, f"internal error ({type(exc).__name__}: {exc}){hint}")
+    return common.EXIT_INTERNAL
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
