@@ -29,18 +29,13 @@ def _preload(common, app_args: list[str]) -> None:
     """Load the data source (in its own load thread) and say in the terminal how far it
     is, every :data:`PROGRESS_EVERY` seconds, and when it is ready; a fault is the page's
     to report (the first visit tries again)."""
-    from dagmath_viz.text import counted  # imported already, by explorer.common
+    from dagmath_viz.progress import Progress
 
-    start = last = time.monotonic()
-
-    def progress(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if now - last >= PROGRESS_EVERY and done < total:
-            last = now
-            print(f"dagmath app: {done:,} of {counted(total, 'file')} read "
-                  f"({now - start:.0f} s)", file=sys.stderr)  # fmt: skip
-
+    start = time.monotonic()
+    # plain lines even on a terminal: the server shares it with Streamlit's own log
+    progress = Progress(
+        "reading", unit="files", bar=False, prefix="dagmath app: ", interval=PROGRESS_EVERY
+    )
     try:
         started = common.preload(app_args)
         if started is None:

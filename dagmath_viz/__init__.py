@@ -40,11 +40,13 @@ _EXPORTS = {
     "LoadIssue": "schema",
     "Score": "schema",
     "Step": "schema",
+    "StructureError": "schema",
     "Trajectory": "schema",
     "UnsafePathError": "schema",
     "score_corpus": "score.reference",
     "score_records": "score.reference",
     "score_trajectory": "score.reference",
+    "read_scored": "store.results",
     "Corpus": "run.corpus",
     "load_corpus": "run.corpus",
 }

@@ -20,6 +20,7 @@ __all__ = [
     "Score",
     "Step",
     "Trajectory",
+    "StructureError",
     "UnsafePathError",
 ]
 
@@ -35,6 +36,10 @@ class DagMathError(Exception):
 
 class InputError(DagMathError):
     """A file or record could not be read; the message names the file and the place."""
+
+
+class StructureError(DagMathError):
+    """A trajectory's steps do not form a graph (:meth:`Trajectory.to_networkx`)."""
 
 
 class UnsafePathError(DagMathError):
@@ -119,6 +124,71 @@ class Trajectory:
     def key(self) -> tuple[str, str, str, int]:
         """(model, dataset, problem_id, sample_id): unique within a loaded corpus."""
         return (self.model, self.dataset, self.problem_id, self.sample_id)
+
+    def to_networkx(self):
+        """The trajectory as a ``networkx.DiGraph``, for the graph algorithms people use.
+
+        One node per step, keyed by its step id, carrying the step's fields (``text``,
+        ``justification``, ``tags``, ``parents``) and its 0-based ``position`` in written
+        order; an edge ``parent -> step`` for each parent that is a step of the trajectory
+        (a missing parent adds no node). The graph's own attributes are ``model``,
+        ``dataset``, ``problem_id``, ``sample_id`` and ``source``. It is the graph as
+        written: on a legal trajectory its node and edge counts, density, degrees and
+        sinks are those :mod:`dagmath_viz.score.graph` computes (a test holds them equal on
+        the real data); on an illegal one it keeps the faulty edges the scorer drops.
+        networkx is imported here only: the scorer never needs it.
+
+        Raises:
+            StructureError: two steps share an id (they would be one node).
+        """
+        try:
+            import networkx as nx
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError(
+                "Trajectory.to_networkx() needs networkx: pip install networkx "
+                "(pip install dagmath-viz installs it)",
+                name="networkx",
+            ) from None
+
+        graph = nx.DiGraph(
+            model=self.model,
+            dataset=self.dataset,
+            problem_id=self.problem_id,
+            sample_id=self.sample_id,
+            source=self.source,
+        )
+        for position, step in enumerate(self.steps):
+            if not _hashable(step.step_id):
+                raise StructureError(
+                    f"{self.source or self.problem_id}: step {position + 1}'s id "
+                    f"{step.step_id!r} cannot name a node"
+                )
+            if step.step_id in graph:
+                raise StructureError(
+                    f"{self.source or self.problem_id}: step id {step.step_id!r} is used twice; "
+                    "a graph needs one node per step"
+                )
+            graph.add_node(
+                step.step_id,
+                position=position,
+                text=step.text,
+                justification=step.justification,
+                tags=step.tags,
+                parents=step.parents,
+            )
+        for step in self.steps:
+            graph.add_edges_from(
+                (p, step.step_id) for p in step.parents if _hashable(p) and p in graph
+            )
+        return graph
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:  # a list or object read where an id belongs
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)

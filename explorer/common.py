@@ -24,6 +24,7 @@ import streamlit as st
 
 from dagmath_viz.analysis import tables
 from dagmath_viz.analysis.align import GOLD_MODEL, gold_coverage
+from dagmath_viz.bundled import is_bundled_sample
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
@@ -468,15 +469,42 @@ def load_problems_panel(corpus: Corpus) -> None:
         table = pd.concat([more, table], ignore_index=True)
     if table.empty:
         return
-    with st.expander(
-        f":material/warning: {len(table):,} load or scoring problems "
-        "(everything readable was still loaded)",
-        expanded=False,
-    ):
+    lost = int((table["severity"] != "illegal").sum())
+    with st.expander(_problems_label(len(table), lost, corpus.n_illegal()), expanded=False):
+        if lost == 0:
+            st.caption(_ILLEGAL_NOTE)
+            if is_bundled_sample([corpus.label]):
+                st.caption(_BUNDLED_ILLEGAL_NOTE)
         st.dataframe(table.head(MAX_TABLE_ROWS), hide_index=True, width="stretch")
         if len(table) > MAX_TABLE_ROWS:
             st.caption(f"Showing {MAX_TABLE_ROWS:,} of {len(table):,}; download for all.")
         download(table, "load_problems.csv", "Download the problems (CSV)")
+
+
+_ILLEGAL_NOTE = (
+    "Every file was read. Each row is a structural fault of a trajectory (a parent that is "
+    "not an earlier step, a cycle, a duplicate id): such a trajectory is kept and scored as "
+    "class *illegal*, as DEFINITIONS.md §1 says, and the Trajectory page shows its faults."
+)
+_BUNDLED_ILLEGAL_NOTE = (
+    "The bundled sample holds these few illegal trajectories on purpose, so that the "
+    "pages have faults to show; nothing is wrong with the data or the app."
+)
+
+
+def _problems_label(n_rows: int, n_lost: int, n_illegal: int) -> str:
+    """The panel's title: a warning when something could not be read, else a note that
+    says the rows are illegal trajectories, scored as such."""
+    if n_lost:
+        return (
+            f":material/warning: {n_rows:,} load or scoring problems "
+            "(everything readable was still loaded)"
+        )
+    return (
+        f":material/info: {n_rows:,} load or scoring problems: "
+        f"{counted(n_illegal, 'illegal trajectory', 'illegal trajectories')}, scored as such "
+        "(everything readable was still loaded)"
+    )
 
 
 def corpus() -> Corpus:

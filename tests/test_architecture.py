@@ -20,7 +20,7 @@ PACKAGE = REPO / "dagmath_viz"
 
 #: Each layer's members: top-level core modules by name, subpackages by folder.
 LAYERS: list[set[str]] = [
-    {"schema", "text", "jsonio", "bundled", "export"},
+    {"schema", "text", "jsonio", "bundled", "export", "progress"},
     {"answers"},
     {"formats"},
     {"score"},

@@ -293,6 +293,36 @@ def test_score_reads_stdin_and_names_it(tmp_path: Path) -> None:
     assert "<stdin>: line 2" in proc.stderr and "dagmath-stdin-" not in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("flags", "dataset"), [([], "stdin"), (["--dataset", "math500"], "math500")]
+)
+def test_a_piped_array_gets_a_named_dataset(tmp_path: Path, flags: list, dataset: str) -> None:
+    """A DAG-MATH array through stdin was data set "0" (its temporary folder), so an answer
+    key keyed by data set matched nothing (issue 31)."""
+    sample = [
+        {"problem_id": 5, "sample_id": 0, "steps": [
+            {"step_id": 1, "thinking": "t", "direct_dependent_steps": None, "text": r"\boxed{3}"}
+        ]},
+    ]  # fmt: skip
+    answers = tmp_path / "answers.csv"
+    answers.write_text(f"dataset,problem_id,answer\n{dataset},5,3\nother,5,4\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dagmath_viz", "score", "-", "--no-cache", "-q",
+         "--answers", str(answers), *flags],
+        input=json.dumps(sample), cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (record,) = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert record["dataset"] == dataset
+    assert record["reference_answer"] == "3" and record["final_correct"] is True
+
+
+@pytest.mark.parametrize("name", ["../up", "a/b", ".", ""])
+def test_a_dataset_name_must_be_a_folder_name(capsys, name: str) -> None:
+    code, _, err = run(capsys, "score", "-", "--dataset", name)
+    assert code == 2 and "--dataset" in err and "one folder name" in err
+
+
 def test_score_pipes_into_report(tmp_path: Path, data_dir: Path) -> None:
     """``dagmath score ... | dagmath report -``: one record per trajectory reaches report."""
     score = subprocess.Popen(
@@ -434,6 +464,70 @@ def test_a_closed_stdout_is_quiet(data_dir: Path) -> None:
     assert proc.stderr == ""
 
 
+def test_a_closed_pipe_exits_0_under_pipefail() -> None:
+    """``set -o pipefail; dagmath score ... | head -1`` succeeds (issue 31: it exited 1).
+
+    The run's output (about 400 kB) is far more than a pipe holds (64 kB on Linux), so
+    ``head`` closing its end makes the writer's next write fail for real.
+    """
+    run_dir = REPO / "sample_data" / "runs" / "sim-focus-2.4"
+    command = f"{sys.executable} -m dagmath_viz score {run_dir} -q --no-cache"
+    whole = subprocess.run(command, shell=True, cwd=REPO, capture_output=True, timeout=120)
+    assert whole.returncode == 0 and len(whole.stdout) > 4 * 65536
+    proc = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {command} | head -1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert json.loads(proc.stdout)["source"].startswith(str(run_dir))
+
+
+def test_bare_dagmath_prints_help() -> None:
+    proc = dagmath()
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: dagmath ")
+    listed = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("    ")]
+    for name in ("score", "report", "app", "generate", "completion"):
+        assert name in listed, name
+
+
+def _complete(script: str, *words: str) -> list[str]:
+    """What bash offers after ``words`` (the last one being typed), with ``script`` loaded."""
+    quoted = " ".join(f"'{w}'" for w in words)
+    probe = (
+        f"source {script}; COMP_WORDS=(dagmath {quoted}); COMP_CWORD={len(words)}; "
+        '_dagmath; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_prints_a_script(shell: str) -> None:
+    proc = dagmath("completion", shell)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "complete -o filenames -o bashdefault -F _dagmath dagmath" in proc.stdout
+    assert proc.stdout.startswith("#compdef dagmath\n") == (shell == "zsh")
+
+
+def test_bash_completion_completes_commands_options_and_choices(tmp_path: Path) -> None:
+    script = tmp_path / "dagmath.bash"
+    script.write_text(dagmath("completion", "bash").stdout)
+    assert _complete(script, "sc") == ["score"]
+    assert set(_complete(script, "g")) == {"generate", "gold", "gsm"}
+    assert _complete(script, "score", "--no-c") == ["--no-cache"]
+    assert _complete(script, "gsm", "so") == ["solve"]  # nested commands
+    assert "--quiet" in _complete(script, "gsm", "solve", "--")
+    assert _complete(script, "completion", "") == ["bash", "zsh"]
+    (tmp_path / "run_a.jsonl").write_text("")
+    assert _complete(script, "score", str(tmp_path / "run_")) == [str(tmp_path / "run_a.jsonl")]
+
+
 def test_an_internal_error_is_one_line_and_a_hint(capsys, monkeypatch) -> None:
     from dagmath_viz.cli import report
 
@@ -448,6 +542,29 @@ def test_an_internal_error_is_one_line_and_a_hint(capsys, monkeypatch) -> None:
     assert "--verbose" in err
     assert main(["report", "x", "--verbose"]) == 70
     assert "Traceback" in capsys.readouterr().err  # asked for
+
+
+def test_a_missing_third_party_package_is_one_line_not_a_bug(capsys, monkeypatch) -> None:
+    """A scoring-only install (README "Install") has no openai: `generate` says what it
+    needs (exit 1), where it said "internal error" (exit 70)."""
+    from dagmath_viz.cli import report
+
+    def needs_openai(args):
+        raise ModuleNotFoundError("No module named 'openai'", name="openai")
+
+    monkeypatch.setattr(report, "register", _register_with(needs_openai, report.register))
+    assert main(["report", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "dagmath: error: dagmath report needs the Python package 'openai', which is not "
+        "installed (pip install dagmath-viz installs everything)\n"
+    )
+
+    def our_own_bug(args):
+        raise ModuleNotFoundError("No module named 'dagmath_viz.nope'", name="dagmath_viz.nope")
+
+    monkeypatch.setattr(report, "register", _register_with(our_own_bug, report.register))
+    assert main(["report", "x"]) == 70  # a module of ours missing is a bug
 
 
 def _register_with(handler, register):

@@ -30,6 +30,7 @@ EXPECTED = {
     "generate": "dagmath_viz.cli.generate",
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
+    "completion": "dagmath_viz.cli.completion",
 }
 
 
@@ -93,7 +94,13 @@ def test_each_usage_error_reads_as_in_the_whole_parser(argv: list[str]) -> None:
     assert (code, out, err) == _run_whole(argv)
 
 
-@pytest.mark.parametrize("argv", [[], ["scor", "x"], ["-q", "score"], ["--version", "score"]])
+def test_bare_dagmath_prints_the_whole_help() -> None:
+    code, out, err = _run([])
+    assert (code, err) == (0, "")
+    assert out == _run_whole(["--help"])[1]
+
+
+@pytest.mark.parametrize("argv", [["scor", "x"], ["-q", "score"], ["--version", "score"]])
 def test_anything_but_a_command_first_builds_the_whole_parser(argv: list[str]) -> None:
     assert _run(argv)[:2] == _run_whole(argv)[:2]
 

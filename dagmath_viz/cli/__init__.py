@@ -42,6 +42,7 @@ COMMANDS = (
     "dagmath_viz.cli.app",
     "dagmath_viz.cli.gsm",
     "dagmath_viz.cli.generate",
+    "dagmath_viz.cli.completion",
 )
 
 #: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
@@ -57,6 +58,7 @@ COMMAND_MODULES = {
     "generate": "dagmath_viz.cli.generate",
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
+    "completion": "dagmath_viz.cli.completion",
 }
 
 
@@ -65,6 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     unless ``--verbose`` and the failure is a bug)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv[0] if argv and argv[0] in COMMAND_MODULES else None)
+    if not argv:  # bare `dagmath`: what it can do, not a usage error
+        try:
+            parser.print_help()
+        except BrokenPipeError:
+            _reader_went_away()
+        return common.EXIT_OK
     try:
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "pass_through", False):
@@ -93,12 +101,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dagmath: interrupted", file=sys.stderr)
         return common.EXIT_INTERRUPTED
-    except Exception as exc:  # a bug: say so in one line, and how to see more
-        if common.VERBOSITY > 0:
-            traceback.print_exc()
-        hint = "" if common.VERBOSITY > 0 else "; run with --verbose for the traceback"
-        _error(prog, f"internal error ({type(exc).__name__}: {exc}){hint}")
-        return common.EXIT_INTERNAL
+    except ModuleNotFoundError as exc:
+        if not exc.name or exc.name.split(".")[0] == "dagmath_viz":
+            return _internal(prog, exc)
+        # a scoring-only install (README "Install") lacks the app's packages: not a bug
+        _error(
+            prog,
+            f"dagmath {args.command} needs the Python package '{exc.name}', which is not "
+            "installed (pip install dagmath-viz installs everything)",
+        )
+        return common.EXIT_ERROR
+    except Exception as exc:
+        return _internal(prog, exc)
+
+
+def _internal(prog: str, exc: Exception) -> int:
+    """A bug: say so in one line, and how to see more."""
+    if common.VERBOSITY > 0:
+        traceback.print_exc()
+    hint = "" if common.VERBOSITY > 0 else "; run with --verbose for the traceback"
+    _error(prog, f"internal error ({type(exc).__name__}: {exc}){hint}")
+    return common.EXIT_INTERNAL
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -132,13 +155,15 @@ def _os_error_text(exc: OSError) -> str:
 
 
 def _reader_went_away() -> int:
-    """stdout's reader closed it (``dagmath score x | head``): stop quietly, as a pipe does.
+    """stdout's reader closed it (``dagmath score x | head``): stop quietly, exit 0.
 
-    Python would complain again while flushing stdout at exit; point it at /dev/null first.
+    The reader took what it wanted, so this is not a failure: exit 0 keeps
+    ``set -o pipefail`` scripts (and CI) going. Python would complain again while flushing
+    stdout at exit; point it at /dev/null first.
     """
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    return common.EXIT_ERROR
+    return common.EXIT_OK

@@ -147,15 +147,27 @@ def _at_least(text: str, low: int) -> int:
 # --------------------------------------------------------------------------- input and output
 
 
+#: The data set a stream's trajectories belong to unless ``--dataset`` names another.
+STDIN_DATASET = "stdin"
+
+
 @contextmanager
-def stdin_paths(paths: Sequence[str]) -> Iterator[tuple[list[str], StreamNames]]:
+def stdin_paths(
+    paths: Sequence[str], dataset: str | None = None
+) -> Iterator[tuple[list[str], StreamNames]]:
     """``paths`` with ``-`` (standard input) and pipes read into files the loader can read.
 
     The loader knows a file by its suffix; a pipe has none, so its bytes go to a private
     temporary folder, as ``stdin.json`` when they parse as one JSON document, else as
-    ``stdin.jsonl``. The folder is removed on exit. Yields the paths to load and the
-    names to show for the copies (``<stdin>``, or the pipe's own path).
+    ``stdin.jsonl``. The loader names a record's data set after its file's folder, so that
+    folder is named ``dataset`` (default :data:`STDIN_DATASET`; it was a bare ``0``, which
+    matched no answer key). The folder is removed on exit. Yields the paths to load and
+    the names to show for the copies (``<stdin>``, or the pipe's own path).
+
+    Raises:
+        UsageError: ``dataset`` cannot be a folder's name.
     """
+    dataset = STDIN_DATASET if dataset is None else _folder_name(dataset)
     names = StreamNames()
     if not any(p == "-" or _is_stream(p) for p in paths):
         yield list(paths), names
@@ -174,12 +186,19 @@ def stdin_paths(paths: Sequence[str]) -> Iterator[tuple[list[str], StreamNames]]
             if not data.strip():
                 name = "standard input" if raw == "-" else raw
                 raise NothingLoadedError(f"{name} is empty: nothing to read")
-            target = Path(folder) / f"{i}" / f"stdin{_suffix(data)}"
-            target.parent.mkdir()
+            target = Path(folder) / f"{i}" / dataset / f"stdin{_suffix(data)}"
+            target.parent.mkdir(parents=True)
             target.write_bytes(data)
             out.append(str(target))
             names.names[str(target)] = "<stdin>" if raw == "-" else raw
         yield out, names
+
+
+def _folder_name(name: str) -> str:
+    """``name`` if it can name one folder (the data set of a stream), else a UsageError."""
+    if not name.strip() or name in (".", "..") or any(c in name for c in "/\\\0"):
+        raise UsageError(f"--dataset {name!r}: a data set name is one folder name (no / or \\)")
+    return name
 
 
 def _is_stream(raw: str) -> bool:

@@ -1,16 +1,18 @@
 """``dagmath score``: score trajectories and write one JSON line each.
 
 Reads files, folders, ``-`` (standard input) or a pipe; writes to ``-o`` (default
-standard output). Exit 0 when everything was read, 4 when results were written but some
-input could not be read (each named on stderr), 3 when nothing could be loaded.
+standard output): JSONL, or one typed table when the name ends in .parquet or .csv
+(read any of them back with dagmath_viz.read_scored). Exit 0 when everything was read,
+4 when results were written but some input could not be read (each named on stderr), 3
+when nothing could be loaded.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from dagmath_viz import jsonio
 from dagmath_viz.cli import common
 from dagmath_viz.cli.common import (
     EXIT_OK,
@@ -24,12 +26,15 @@ from dagmath_viz.cli.common import (
     stdin_paths,
     write_atomic,
 )
+from dagmath_viz.progress import Progress
 from dagmath_viz.schema import DagMathError
 
 __all__ = ["MAX_ISSUES_SHOWN", "register", "report_issues", "run_score"]
 
 
 MAX_ISSUES_SHOWN = 20
+#: Output suffixes written as one table (``dagmath_viz.store.results.SUFFIXES``).
+TABLE_SUFFIXES = (".parquet", ".csv")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,7 +50,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     score.add_argument("--answers", metavar="FILE", help="reference answers (JSON, JSONL, CSV)")
     score.add_argument(
-        "-o", "--output", default="-", metavar="OUT.jsonl", help="the scored JSONL (- is stdout)"
+        "--dataset",
+        metavar="NAME",
+        help="the data set of trajectories read from - or a pipe, which have no folder to "
+        f"name it (default: {common.STDIN_DATASET})",
+    )
+    score.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        metavar="OUT",
+        help="where the scored records go, in the format its suffix names: .parquet or .csv "
+        "(one typed table), else JSONL; - is stdout, as JSONL",
     )
     score.add_argument("--errors", metavar="FILE", help="also write every load issue here")
     score.add_argument(
@@ -76,20 +92,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """The ``score`` command; returns the exit code."""
-    with stdin_paths(args.paths) as (paths, names):
+    with stdin_paths(args.paths, args.dataset) as (paths, names):
         checker = _checker(args)
+        progress = Progress("scoring", unit="files") if common.VERBOSITY >= 0 else None
         try:
             if args.dask:
-                return _score_on_dask(args, paths, names, checker)
+                return _score_on_dask(args, paths, names, checker, progress)
             run = pipeline().score_paths(
                 paths,
                 answers=args.answers,
                 workers=args.workers,
                 checker=checker,
-                progress=_progress(sys.stderr) if common.VERBOSITY >= 0 else None,
+                progress=progress,
                 exclude=[args.output, args.errors or "-"],  # never read this run's own output
             )
         finally:
+            if progress is not None:
+                progress.close()  # the bar ends before any other line is printed
             checker.save()
             checker.close()
         return _finish_score(args, run, names)
@@ -105,43 +124,33 @@ def _checker(args: argparse.Namespace):
     return AnswerChecker(cache_file=default_cache_file())
 
 
-def _score_on_dask(args: argparse.Namespace, paths: list[str], names, checker) -> int:
+def _score_on_dask(
+    args: argparse.Namespace, paths: list[str], names, checker, progress: Progress | None
+) -> int:
     try:
         import distributed  # noqa: F401 - only to say clearly when it is missing
 
-        from dagmath_viz.run.distributed import connect, score_on_dask
+        from dagmath_viz.run.distributed import connect, score_on_dask, watched
     except ImportError as exc:
         raise DagMathError(
             f"--dask needs dask[distributed] installed: pip install 'dagmath-viz[dask]' ({exc})"
         ) from None
     # "local": a cluster of this machine's cores, to try the path; else a scheduler address,
-    # checked (reachable, with workers that import dagmath_viz) before any work is sent
-    with connect(args.dask):
+    # checked (reachable, with workers that import dagmath_viz) before any work is sent;
+    # a cluster lost mid-run is one line (exit 1), and Dask's own logs stay off stderr
+    client = connect(args.dask, quiet=common.VERBOSITY <= 0)
+    with client, watched(client, f"--dask {args.dask}"):
         run = score_on_dask(
             paths,
             answers=args.answers,
             checker=checker,
             exclude=[args.output],
-            progress=_progress(sys.stderr) if common.VERBOSITY >= 0 else None,
+            progress=progress,
         )
+        if progress is not None:
+            progress.close()
         checker.save()
         return _finish_score(args, run, names)
-
-
-def _progress(stream):
-    """A one-line progress bar on ``stream`` when it is a terminal, else nothing."""
-    if not stream.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        stream.write(f"\rscoring [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
-
-    return show
 
 
 def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
@@ -158,8 +167,21 @@ def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
             f"nothing to score: no trajectory could be loaded from {shown}{why}"
         )
     lines = run.lines() if not names.names else map(names.json_line, run.lines())
-    write_atomic(args.output, lines)
+    write_atomic(args.output, _output_bytes(args.output, lines))
     return EXIT_PARTIAL if partial(run) else EXIT_OK
+
+
+def _output_bytes(output: str, lines):
+    """The JSON lines as they are, or as one Parquet or CSV table when ``output``'s suffix
+    names one (:mod:`dagmath_viz.store.results`: the same records, typed columns)."""
+    suffix = Path(output).suffix.lower() if output != "-" else ""
+    if suffix not in TABLE_SUFFIXES:
+        return lines  # JSONL needs no pandas: it is not imported
+    from dagmath_viz.store import results
+
+    data = b"".join(lines)  # Dask hands back chunks that need not end at a line
+    table = results.scored_table(d.value for d in jsonio.parse_lines(data))
+    return results.table_bytes(table, suffix)
 
 
 def report_issues(result, errors_file: str | None, names: StreamNames | None = None) -> None:

@@ -13,6 +13,7 @@ kept as a Parquet copy (:mod:`dagmath_viz.store.frames`) that later loads read i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,16 +97,45 @@ class Corpus:
         return sorted(map(str, ids), key=natural_key)
 
     def issue_table(self) -> pd.DataFrame:
-        """Load issues and per-trajectory structural errors, one row each."""
+        """Load issues and per-trajectory structural errors, one row each.
+
+        A structural error reads ``<source>: problem P sample S: <fault>``; its row names
+        the file alone, the record in ``where`` (``item 13: problem 101 sample 12``) and
+        the fault in ``problem``, so that no ``where`` is left empty.
+        """
         rows = [
             {"file": i.file, "where": i.location, "severity": i.severity, "problem": i.message}
             for i in self.issues
         ]
-        for errors in self.scored["errors"]:
-            for e in errors or ():
-                file, _, rest = e.partition(": ")
-                rows.append({"file": file, "where": "", "severity": "illegal", "problem": rest})
+        columns = ["errors", "source", "problem_id", "sample_id"]
+        for errors, source, pid, sid in self.scored[columns].itertuples(index=False):
+            for e in errors if isinstance(errors, list | tuple) else ():
+                file, where, fault = _fault_parts(str(e), str(source), pid, sid)
+                rows.append({"file": file, "where": where, "severity": "illegal", "problem": fault})
         return pd.DataFrame(rows, columns=["file", "where", "severity", "problem"])
+
+    def n_illegal(self) -> int:
+        """Trajectories with at least one structural fault (class ``illegal``)."""
+        return int((self.scored["class"] == "illegal").sum())
+
+
+#: A record's place at the end of its ``source``: ``:item 13``, ``:line 4`` or ``[0]``.
+_PLACE = re.compile(r"^(?P<file>.+?)(?::(?P<named>(?:item|line) \d+)|(?P<index>\[\d+\]))$")
+
+
+def _fault_parts(error: str, source: str, problem_id, sample_id) -> tuple[str, str, str]:
+    """(file, where, fault) of one structural error of the record read from ``source``."""
+    record = f"problem {problem_id} sample {sample_id}"
+    prefix = f"{source}: {record}: "
+    if not error.startswith(prefix):  # written by something else: keep it whole
+        file, _, rest = error.partition(": ")
+        return file, record, rest
+    fault = error[len(prefix) :]
+    match = _PLACE.match(source)
+    if match is None:
+        return source, record, fault
+    place = match["named"] or match["index"]
+    return match["file"], f"{place}: {record}", fault
 
 
 def load_corpus(

@@ -20,17 +20,29 @@ Dask is imported only here, so the library works without it. See ``docs/scaling.
 address, a scheduler that does not answer within :data:`CONNECT_TIMEOUT` seconds, no
 worker, or a scheduler or worker that cannot import this package each give one
 :class:`~dagmath_viz.schema.DagMathError` naming the address, instead of a traceback or a
-run that waits for ever. Paths are made absolute before they are shipped, since a worker's
-working folder is not the client's.
+run that waits for ever. Once connected, :func:`watched` turns a cluster lost mid-run (the
+scheduler gone, or no worker left for :data:`WORKER_GRACE` seconds) into one such error,
+and :func:`quiet_logs` keeps Dask's own log lines (tracebacks of a lost connection, a
+worker's heartbeat failing as a local cluster shuts down) off the terminal.
+
+Paths are made absolute before they are shipped, since a worker's working folder is not
+the client's; the records and messages then name files as the user gave them
+(:class:`_GivenNames`), so the output is that of the local run.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import orjson
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
@@ -40,10 +52,21 @@ from dagmath_viz.run import pool as pipeline
 from dagmath_viz.schema import DagMathError, LoadIssue
 from dagmath_viz.score.reference import finish_lines
 
-__all__ = ["CONNECT_TIMEOUT", "DaskScoredRun", "connect", "score_on_dask"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "WORKER_GRACE",
+    "DaskScoredRun",
+    "connect",
+    "quiet_logs",
+    "score_on_dask",
+    "watched",
+]
 
 #: Seconds to reach the scheduler, and again for a worker to be there.
 CONNECT_TIMEOUT = 3.0
+#: Seconds a run may go on with no worker at all before it stops (Dask itself would wait
+#: for ever for one to join).
+WORKER_GRACE = 20.0
 
 #: Files per Dask partition (a few seconds of work each on realistic runs).
 FILES_PER_PARTITION = 16
@@ -62,6 +85,7 @@ class DaskScoredRun:
     n_unscored: int
     _lines: object = field(repr=False)  # the bag of each partition's JSON lines, or None
     _batch: int = 4
+    _names: _GivenNames | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return self.n_records
@@ -71,20 +95,28 @@ class DaskScoredRun:
         return tuple(dict.fromkeys(i.file for i in self.issues if i.location == "file"))
 
     def lines(self) -> Iterator[bytes]:
-        """Every record as a JSON line: trajectories in file order, then pre-scored ones."""
+        """Every record as a JSON line: trajectories in file order, then pre-scored ones.
+
+        Each chunk holds whole lines (what a partition gives), so file names can be put
+        back as the user gave them chunk by chunk.
+        """
         import dask
 
         if self._lines is None:
             return
+        given = self._names.json_text if self._names else (lambda chunk: chunk)
         parts = self._lines.to_delayed()
         with tempfile.SpooledTemporaryFile(max_size=64 * 2**20) as later:
+            lengths = []
             for start in range(0, len(parts), self._batch):
                 for trajectories, scored in dask.compute(*parts[start : start + self._batch]):
-                    yield trajectories
+                    yield given(trajectories)
                     later.write(scored)
+                    lengths.append(len(scored))
             later.seek(0)
-            while chunk := later.read(2**20):
-                yield chunk
+            for length in lengths:
+                if length:
+                    yield given(later.read(length))
 
     def records(self) -> Iterator[dict]:
         for chunk in self.lines():
@@ -92,17 +124,20 @@ class DaskScoredRun:
                 yield document.value
 
 
-def connect(address: str, timeout: float = CONNECT_TIMEOUT):
+def connect(address: str, timeout: float = CONNECT_TIMEOUT, *, quiet: bool = False):
     """A ``distributed.Client`` of the scheduler at ``address``, checked before use.
 
     ``"local"`` starts a cluster of this machine's cores (the same environment as the
     client, so nothing to check). Any other address must answer within ``timeout`` seconds
     and have, within ``timeout`` more, at least one worker; the scheduler and every worker
     must import this package (the scheduler unpickles the task graph, the workers run it).
+    ``quiet``: :func:`quiet_logs` first (the command line's default; ``-v`` keeps them).
 
     Raises:
         DagMathError: one line naming the address and what is wrong.
     """
+    if quiet:
+        quiet_logs()
     from distributed import Client
 
     if address == "local":
@@ -120,6 +155,89 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT):
         client.close()
         raise
     return client
+
+
+#: The loggers Dask writes through; their tracebacks are its own business, not the user's.
+_DASK_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+def quiet_logs() -> None:
+    """Keep Dask's log lines off stderr in this process and in the worker processes a
+    local cluster starts (they read ``DASK_LOGGING__*`` when they import Dask).
+
+    A lost scheduler makes the client log a traceback per reconnection attempt before the
+    run's own error comes; a local cluster's worker can log a failed heartbeat while it
+    shuts down after a successful run. What went wrong reaches the user as one
+    :class:`~dagmath_viz.schema.DagMathError` instead (:func:`watched`).
+    """
+    for name in ("distributed", "tornado"):
+        os.environ[f"DASK_LOGGING__{name.upper()}"] = "critical"
+    loggers = logging.Logger.manager.loggerDict
+    for name in [n for n in loggers if n.split(".")[0] in _DASK_LOGGERS] + list(_DASK_LOGGERS):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+@contextmanager
+def watched(client, where: str, grace: float = WORKER_GRACE) -> Iterator[None]:
+    """Run the block with ``client``'s cluster watched; a cluster lost meanwhile is one
+    :class:`~dagmath_viz.schema.DagMathError` naming ``where`` (exit 1), not Dask's
+    traceback (which read as a bug of ours, exit 70).
+
+    Lost means: the connection to the scheduler is gone (Dask cancels every future), a
+    task killed the workers that ran it (``KilledWorker``), or no worker has been there
+    for ``grace`` seconds (Dask would wait for one for ever: a watcher thread then closes
+    the client, which cancels the run).
+    """
+    from asyncio import CancelledError as LoopCancelled
+    from concurrent.futures import CancelledError  # FutureCancelledError's base
+
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    stop = threading.Event()
+    no_workers: list[float] = []  # set by the watcher when it gave up
+    watcher = threading.Thread(
+        target=_watch_workers, args=(client, grace, stop, no_workers), daemon=True
+    )
+    watcher.start()
+    try:
+        yield
+    except KilledWorker as exc:
+        raise DagMathError(
+            f"{where}: lost the Dask workers that ran a task ({_reason(exc)}); "
+            "see the workers' logs (out of memory?)"
+        ) from None
+    except (CancelledError, LoopCancelled, CommClosedError, TimeoutError) as exc:
+        if no_workers:
+            raise DagMathError(
+                f"{where}: no Dask worker left for {grace:g} s; the run was stopped"
+            ) from None
+        raise DagMathError(
+            f"{where}: lost the Dask scheduler mid-run ({_reason(exc)}); nothing was "
+            "scored for good, run again once the cluster is back"
+        ) from None
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+
+
+def _watch_workers(client, grace: float, stop: threading.Event, gave_up: list) -> None:
+    """Close ``client`` once its scheduler has listed no worker for ``grace`` seconds."""
+    alone_since: float | None = None
+    while not stop.wait(1.0):
+        try:
+            workers = client.scheduler_info().get("workers", {})
+        except Exception:  # noqa: BLE001 - the scheduler itself is gone: watched() says so
+            return
+        if workers:
+            alone_since = None
+            continue
+        now = time.monotonic()
+        alone_since = alone_since or now
+        if now - alone_since >= grace:
+            gave_up.append(now)
+            client.close(timeout=5)
+            return
 
 
 def _check_cluster(client, where: str, timeout: float) -> None:
@@ -169,8 +287,8 @@ def score_on_dask(
     Use it inside ``with distributed.Client(address):`` (or any Dask scheduler); the
     records, issues and order are those of ``dagmath score``. ``checker`` settles pairs
     on the client first (give it a ``cache_file`` to reuse verdicts between runs).
-    Relative paths are made absolute first (a worker's working folder is not the
-    client's), so records and messages name files by their absolute paths.
+    Relative paths are made absolute before they are shipped (a worker's working folder
+    is not the client's); records and messages still name files as they were given.
     ``progress(done, total)`` counts files as their partitions finish, as on the local path.
 
     Raises:
@@ -180,12 +298,13 @@ def score_on_dask(
     import dask.bag as db
 
     checker = checker or default_checker()
+    names = _GivenNames([*paths, *([answers] if isinstance(answers, str | Path) else [])])
     paths = [os.path.abspath(p) for p in paths]
     if isinstance(answers, str | Path):
         answers = os.path.abspath(answers)
     exclude = [p if p is None or str(p) == "-" else os.path.abspath(p) for p in exclude]
     found = loading.discover(paths, answers, exclude=exclude)
-    issues, files_read = list(found.issues), found.files_read
+    issues, files_read = [names.issue(i) for i in found.issues], found.files_read
     if not found.data_files:
         return DaskScoredRun(issues, files_read, 0, 0, 0, None)
     scored = db.from_sequence(found.data_files, partition_size=files_per_partition)
@@ -196,12 +315,57 @@ def score_on_dask(
     pairs: dict[tuple[str, str], None] = {}
     counts = [0, 0, 0]
     for found, partition_pairs, partition_counts in _chunks(summaries, 3):
-        issues.extend(found)
+        issues.extend(names.issue(i) for i in found)
         pairs.update(dict.fromkeys(partition_pairs))
         counts = [a + b for a, b in zip(counts, partition_counts, strict=True)]
     verdicts = _verdicts(list(pairs), checker, pairs_per_partition, timeout)
     lines = scored.map_partitions(_partition_lines, dask.delayed(verdicts, traverse=False))
-    return DaskScoredRun(issues, files_read, *counts, lines)
+    return DaskScoredRun(issues, files_read, *counts, lines, _names=names)
+
+
+class _GivenNames:
+    """Absolute paths (as shipped to the workers) written back as the user gave them.
+
+    The local run names a file ``mixed_run/m/d/x.json`` when given ``mixed_run``; the
+    workers were given ``/home/u/mixed_run``. Each given path that is not absolute maps its
+    absolute form, followed by ``/`` or ``:`` (a file's place: ``x.jsonl:line 3``) or
+    alone, back to the given one as :class:`pathlib.Path` spells it (``./a`` is ``a``;
+    ``.`` is nothing, as ``Path(".") / "x"`` is ``x``). Longer paths are replaced first.
+    """
+
+    def __init__(self, given: Sequence[str | Path]) -> None:
+        pairs = {}
+        for raw in given:
+            if os.path.isabs(raw) or str(raw) == "-":
+                continue
+            spelled = str(Path(raw))
+            pairs[os.path.abspath(raw)] = "" if spelled == "." else spelled
+        self.pairs = sorted(pairs.items(), key=lambda pair: -len(pair[0]))
+
+    def text(self, text: str) -> str:
+        for absolute, spelled in self.pairs:
+            for end in ("/", ":"):
+                text = text.replace(absolute + end, spelled + end if spelled else "")
+        return text
+
+    def json_text(self, data: bytes) -> bytes:
+        """``data`` (JSON lines) with the paths in its strings given back."""
+        for absolute, spelled in self.pairs:
+            for end in ("/", ":"):
+                old = orjson.dumps(absolute + end)[1:-1]
+                data = data.replace(old, orjson.dumps(spelled + end if spelled else "")[1:-1])
+        return data
+
+    def issue(self, issue: LoadIssue) -> LoadIssue:
+        if not self.pairs:
+            return issue
+        file = next((s or "." for a, s in self.pairs if issue.file == a), None)
+        return LoadIssue(
+            file or self.text(issue.file),
+            issue.location,
+            self.text(issue.message),
+            issue.severity,
+        )
 
 
 def _with_progress(bag, n_files: int, per_partition: int, progress) -> list:

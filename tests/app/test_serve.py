@@ -112,7 +112,7 @@ def test_the_terminal_hears_how_far_a_long_load_is(monkeypatch, capsys):
     def compute(progress, partial):
         progress(1, 4)
         time.sleep(10 * common._Load.POLL)  # the waiting loop looks every POLL seconds
-        progress(4, 4)  # done: no progress line, the ready line says it
+        progress(4, 4)  # done: the closing line, then the ready line
         return _Loaded([1, 2, 3])
 
     load = common._Load()
@@ -122,9 +122,12 @@ def test_the_terminal_hears_how_far_a_long_load_is(monkeypatch, capsys):
     serve._preload(common, ["--data", "some/run"])
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "dagmath app: loading some/run before the first visit"
-    assert lines[1].startswith("dagmath app: 1 of 4 files read (")
-    assert lines[2].startswith("dagmath app: 3 trajectories from 4 files ready in ")
-    assert len(lines) == 3
+    assert lines[1].startswith("dagmath app: reading: 1/4 files, ")  # the shared reporter
+    assert ", ETA " in lines[1]
+    assert lines[2].startswith("dagmath app: reading: 4/4 files, ")
+    assert lines[2].endswith(", ETA 0:00")
+    assert lines[3].startswith("dagmath app: 3 trajectories from 4 files ready in ")
+    assert len(lines) == 4
 
 
 def test_a_stop_mid_load_leaves_at_once(monkeypatch):
