@@ -44,7 +44,7 @@ from dagmath_viz.generation.client import (
     run_to_completion,
 )
 from dagmath_viz.generation.problems import safe_name
-from dagmath_viz.generation.progress import Progress, RunTotals, format_duration, run_units
+from dagmath_viz.generation.progress import RunTotals, run_units
 from dagmath_viz.generation.prompts import (
     DEPENDS_PROMPT,
     DEPENDS_PROMPT_NAME,
@@ -61,6 +61,7 @@ from dagmath_viz.generation.store import (
     write_failures,
     write_if_changed,
 )
+from dagmath_viz.progress import Progress, format_duration
 from dagmath_viz.text import printable
 
 __all__ = ["DependsConfig", "DependsSummary", "check_batch", "run_depends", "trajectory_record"]
@@ -352,8 +353,9 @@ class _DependsRun:
             if self.labels(chain, span) is None
         ]
         progress = Progress(
-            "depends", self.summary.batches, self.summary.batches - len(pending), self.stream,
-            cfg.progress_interval,
+            "depends", self.summary.batches, unit="batches",
+            already=self.summary.batches - len(pending), stream=self.stream,
+            interval=cfg.progress_interval,
         )  # fmt: skip
         client = ChatClient(
             base_url=cfg.base_url, model=cfg.model, api_key=cfg.api_key, policy=cfg.policy,

@@ -34,7 +34,7 @@ from dagmath_viz.generation.client import (
     run_to_completion,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import Progress, RunTotals, run_units
+from dagmath_viz.generation.progress import RunTotals, run_units
 from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
 from dagmath_viz.generation.store import (
     STATE_DIR,
@@ -45,6 +45,7 @@ from dagmath_viz.generation.store import (
     write_failures,
     write_if_changed,
 )
+from dagmath_viz.progress import Progress
 from dagmath_viz.schema import InputError
 from dagmath_viz.text import printable
 
@@ -238,9 +239,10 @@ class _Run:
         progress = Progress(
             "generate",
             self.summary.total,
-            self.summary.already_done,
-            self.stream,
-            cfg.progress_interval,
+            unit="samples",
+            already=self.summary.already_done,
+            stream=self.stream,
+            interval=cfg.progress_interval,
         )
         client = ChatClient(
             base_url=cfg.base_url,

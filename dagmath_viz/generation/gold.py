@@ -48,7 +48,7 @@ from dagmath_viz.generation.gold_checks import (
     check_parents,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import Progress, RunTotals, run_units
+from dagmath_viz.generation.progress import RunTotals, run_units
 from dagmath_viz.generation.prompts import (
     EDGES_PROMPT,
     EDGES_SCHEMA,
@@ -66,6 +66,7 @@ from dagmath_viz.generation.store import (
     write_failures,
     write_if_changed,
 )
+from dagmath_viz.progress import Progress
 from dagmath_viz.text import printable
 
 __all__ = ["GoldConfig", "GoldSummary", "run_gold"]
@@ -293,8 +294,8 @@ class _GoldRun:
             else:
                 pending.append(problem)
         progress = Progress(
-            "gold", len(self.problems), self.summary.already_done, self.stream,
-            cfg.progress_interval,
+            "gold", len(self.problems), unit="problems", already=self.summary.already_done,
+            stream=self.stream, interval=cfg.progress_interval,
         )  # fmt: skip
 
         breaker = Breaker(cfg.stop_after)  # one count for the run: both clients share it

@@ -1,101 +1,20 @@
-"""Progress of a run: a bar with done/failed/ETA on a terminal, plain lines otherwise."""
+"""The scaffold a model run shares: its totals and the loop over its units, reported
+through the one progress reporter (:mod:`dagmath_viz.progress`)."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TextIO, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from dagmath_viz.generation.client import CallFailed, FatalAPIError
+from dagmath_viz.progress import Progress, format_duration
 
-__all__ = ["Progress", "RunTotals", "format_duration", "run_units"]
+__all__ = ["RunTotals", "run_units"]
 
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
-
-
-def format_duration(seconds: float) -> str:
-    """``h:mm:ss`` (or ``m:ss``) for a number of seconds.
-
-    >>> format_duration(75.4), format_duration(3725)
-    ('1:15', '1:02:05')
-    """
-    whole = int(round(max(seconds, 0)))
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-class Progress:
-    """Counts finished and failed units of one run and shows them on ``stream``.
-
-    On a terminal the bar is redrawn in place (at most ten times a second); elsewhere
-    (a log file, CI) one plain line is written every ``interval`` seconds and at the end.
-    ``already`` units were finished by an earlier run: they count as done but not in
-    the rate the ETA is based on.
-    """
-
-    def __init__(
-        self, label: str, total: int, already: int, stream: TextIO, interval: float = 10.0
-    ) -> None:
-        self.label = label
-        self.total = total
-        self.done = already
-        self.already = already
-        self.failed = 0
-        self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.interval = interval
-        self.start = time.monotonic()
-        self._last_shown = 0.0
-
-    def advance(self, ok: bool) -> None:
-        if ok:
-            self.done += 1
-        else:
-            self.failed += 1
-        self.show()
-
-    def eta(self) -> str:
-        finished_now = self.done - self.already + self.failed
-        remaining = self.total - self.done - self.failed
-        if remaining <= 0:
-            return "0:00"
-        if finished_now <= 0:
-            return "?"
-        elapsed = time.monotonic() - self.start
-        return format_duration(elapsed / finished_now * remaining)
-
-    def line(self) -> str:
-        return (
-            f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, ETA {self.eta()}"
-        )
-
-    def show(self, force: bool = False) -> None:
-        now = time.monotonic()
-        finished = self.done + self.failed >= self.total
-        if self.tty:
-            if not (force or finished or now - self._last_shown >= 0.1):
-                return
-            width = 30
-            filled = width * (self.done + self.failed) // max(self.total, 1)
-            bar = "#" * filled + "." * (width - filled)
-            self.stream.write(f"\r{self.label} [{bar}] " + self.line().split(": ", 1)[1])
-            self.stream.write("\x1b[K")  # clear what a longer previous line left
-        else:
-            if not (force or finished or now - self._last_shown >= self.interval):
-                return
-            self.stream.write(f"dagmath: {self.line()}\n")
-        self._last_shown = now
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            self.show(force=True)
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 @dataclass

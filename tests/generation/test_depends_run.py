@@ -293,7 +293,7 @@ def test_a_server_without_structured_output_gets_plain_json_requests(
     assert run_cli(*_args(server, inputs, out, "--concurrency", "1")) == 0
     err = capsys.readouterr().err
     assert "asking for plain JSON text instead" in err
-    assert "dagmath: depends: 2/2 done, 0 failed" in err  # the progress line
+    assert "dagmath: depends: 2/2 batches, " in err  # the progress line
     assert "2 of 2 chains labelled (0 from an earlier run, 2 now), 0 failed" in err
     sent = [r.body for r in server.chat_requests()]
     # the first request is refused and resent plain; the second chain's goes plain at once

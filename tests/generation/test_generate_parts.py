@@ -15,8 +15,8 @@ from dagmath_viz.generation.client import (
     run_to_completion,
 )
 from dagmath_viz.generation.problems import read_problems, safe_name
-from dagmath_viz.generation.progress import Progress
 from dagmath_viz.generation.prompts import DEFAULT_SYSTEM_PROMPT, SOLUTION_SCHEMA, prompt_hash
+from dagmath_viz.progress import Progress
 from dagmath_viz.schema import DagMathError
 
 SOLUTION = {"steps": [{"step_id": 1, "thinking": "t", "direct_dependent_steps": None, "text": "x"}]}
@@ -217,8 +217,11 @@ def test_progress_plain_lines_and_tty_bar():
     progress.advance(ok=False)
     progress.advance(ok=True)  # the last one: always a line
     lines = plain.text.splitlines()
-    assert lines[0] == "dagmath: generate: 1/4 done, 0 failed, ETA ?"
-    assert lines[-1] == "dagmath: generate: 3/4 done, 1 failed, ETA 0:00"
+    # the one reporter's line (dagmath_viz/progress.py): before any unit of this run, no
+    # rate and no ETA; at the end, the failure counted and nothing left
+    assert lines[0] == "dagmath: generate: 1/4, ? /s, 0:00 elapsed, ETA ?"
+    assert lines[-1].startswith("dagmath: generate: 3/4, 1 failed, ")
+    assert lines[-1].endswith(", ETA 0:00")
     assert len(lines) == 2
     tty = _Stream(tty=True)
     bar = Progress("generate", total=2, already=0, stream=tty)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from dagmath_viz.generation.client import CallFailed, FatalAPIError, run_to_completion
-from dagmath_viz.generation.progress import Progress, RunTotals, run_units
+from dagmath_viz.generation.progress import RunTotals, run_units
+from dagmath_viz.progress import Progress
 
 
 @dataclass
@@ -19,7 +20,7 @@ class FakeRun:
 
 
 def _progress(total: int) -> Progress:
-    return Progress("test", total, 0, io.StringIO(), interval=0.0)
+    return Progress("test", total, stream=io.StringIO(), interval=0.0)
 
 
 def _failure(unit: int, exc: Exception) -> dict:
