@@ -27,7 +27,13 @@ from dagmath_viz.export import csv_bytes
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
 from dagmath_viz.schema import DagMathError, Trajectory
-from dagmath_viz.store.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
+from dagmath_viz.store.uploads import (
+    UPLOADER_TYPES,
+    StoredUpload,
+    UploadedFile,
+    UploadStore,
+    sweep_interval,
+)
 from dagmath_viz.text import counted, escape_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -388,7 +394,7 @@ def sidebar_data_source() -> Corpus | None:
         if choice == "Uploaded files":
             files = st.file_uploader(
                 "JSON, JSONL, answers CSV, or a zip of a results folder",
-                type=["json", "jsonl", "csv", "zip"],
+                type=list(UPLOADER_TYPES),
                 accept_multiple_files=True,
             )
             if not files:

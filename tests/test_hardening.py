@@ -360,7 +360,7 @@ def test_hostile_text_reaches_the_output_as_data(cli_run):
 
 
 def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
 
     (tmp_path / "run" / "sub").mkdir(parents=True)
     (tmp_path / "run" / "sub" / "a.json").write_text(json.dumps([_record("1")]))

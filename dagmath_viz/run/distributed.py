@@ -34,8 +34,8 @@ from pathlib import Path
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
-from dagmath_viz.formats import loading
-from dagmath_viz.formats.loading import AnswerKey
+from dagmath_viz.formats import discovery
+from dagmath_viz.formats.answer_keys import AnswerKey
 from dagmath_viz.run import pool as pipeline
 from dagmath_viz.schema import DagMathError, LoadIssue
 from dagmath_viz.score.reference import finish_lines
@@ -184,7 +184,7 @@ def score_on_dask(
     if isinstance(answers, str | Path):
         answers = os.path.abspath(answers)
     exclude = [p if p is None or str(p) == "-" else os.path.abspath(p) for p in exclude]
-    found = loading.discover(paths, answers, exclude=exclude)
+    found = discovery.discover(paths, answers, exclude=exclude)
     issues, files_read = list(found.issues), found.files_read
     if not found.data_files:
         return DaskScoredRun(issues, files_read, 0, 0, 0, None)

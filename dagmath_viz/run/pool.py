@@ -1,10 +1,10 @@
 """The scoring pipeline of ``dagmath score``: a pool of processes, verdict threads, a result.
 
 Follow ``dagmath score PATH`` from here: :func:`score_paths` asks
-:func:`dagmath_viz.formats.loading.discover` for the data files and answer keys, then each file is
+:func:`dagmath_viz.formats.discovery.discover` for the data files and answer keys, then each file is
 one task (:func:`score_file`): a worker scores it by the fast path
 (:mod:`dagmath_viz.score.fast`) when it is a clean JSON array of samples, else loads it
-(:func:`dagmath_viz.formats.loading.load_file`) and scores it by the reference path
+(:func:`dagmath_viz.formats.registry.load_file`) and scores it by the reference path
 (:mod:`dagmath_viz.score.reference`). Workers send back small pieces of JSON per record plus its
 (reference, prediction) pair; trajectories never leave the worker. The parent keeps the
 pieces in file order, checks each distinct pair once (cached, fast path for plain numbers,
@@ -37,8 +37,8 @@ import orjson
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
-from dagmath_viz.formats import loading
-from dagmath_viz.formats.loading import AnswerKey, AnswerKeys
+from dagmath_viz.formats import discovery, registry
+from dagmath_viz.formats.answer_keys import AnswerKey, AnswerKeys
 from dagmath_viz.schema import LoadIssue, Trajectory
 from dagmath_viz.score.fast import score_clean_file
 from dagmath_viz.score.reference import AwaitingVerdict, awaiting_verdict_of, finish_lines
@@ -74,7 +74,7 @@ def score_paths(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     exclude: Sequence[str | Path] = (),
-    found: loading.Discovery | None = None,
+    found: discovery.Discovery | None = None,
     interleave: bool = False,
     on_file: Callable[[FileScore, dict[tuple[str, str], Verdict | None], int], None] | None = None,
     keep_trajectory_lines: bool = True,
@@ -84,7 +84,7 @@ def score_paths(
     Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
     runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
     ``progress(done, total)`` counts files; ``exclude`` names files never read (the
-    run's own output, see :func:`dagmath_viz.formats.loading.discover`). ``found``: what
+    run's own output, see :func:`dagmath_viz.formats.discovery.discover`). ``found``: what
     ``discover(paths, answers, exclude=exclude)`` gave the caller already (a large folder
     is not walked twice).
 
@@ -103,7 +103,7 @@ def score_paths(
         InputError: the explicit ``answers`` file cannot be read.
     """
     if found is None:
-        found = loading.discover(paths, answers, exclude=exclude)
+        found = discovery.discover(paths, answers, exclude=exclude)
     files, issues = found.data_files, list(found.issues)
     workers = max(1, min(workers or default_workers(), len(files)))
     max_threads = max(1, workers // 2)
@@ -316,7 +316,7 @@ def _score_file(path: Path, answers: AnswerKeys) -> FileScore:
     fast = score_clean_file(path, answers)
     if fast is not None:
         return FileScore(fast.records, [], fast.issues)
-    loaded = loading.load_file(path)
+    loaded = registry.load_file(path)
     keys = answers.for_file(path)
     records = [awaiting_verdict_of(answers.apply(t, keys)) for t in loaded.trajectories]
     return FileScore(

@@ -34,7 +34,9 @@ import pandas as pd
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker
-from dagmath_viz.formats.loading import AnswerKey, Discovery, layout_of
+from dagmath_viz.formats.answer_keys import AnswerKey
+from dagmath_viz.formats.discovery import Discovery
+from dagmath_viz.formats.registry import record_form
 from dagmath_viz.run.pool import IN_PROCESS_BYTES, FileScore, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.score.reference import finish_lines, records_frame
@@ -98,8 +100,7 @@ def raw_bytes(found: Discovery, is_scored: Callable[[Path], bool]) -> int:
     scored JSONL is read slice by slice anyway and keeps no steps)."""
     total = 0
     for f in found.data_files:
-        layout = layout_of(f)
-        if layout is not None and layout.records and is_scored(f):
+        if record_form(f) is not None and is_scored(f):
             continue
         try:
             total += f.stat().st_size
