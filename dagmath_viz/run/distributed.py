@@ -245,7 +245,8 @@ def _summary(results: Sequence[pipeline.FileScore]) -> list:
     n = sum(len(r.records) + len(r.scored_lines) for r in results)
     illegal = sum(sum(not p.legal for p in r.records) + r.scored_illegal for r in results)
     unscored = sum(
-        sum(p.legal and p.pair is None for p in r.records) + r.scored_unscored for r in results
+        sum(p.legal and p.pair is None and p.given is None for p in r.records) + r.scored_unscored
+        for r in results
     )
     return [issues, pairs, [n, illegal, unscored]]
 

@@ -502,7 +502,7 @@ class ScoredRun:
         settled = True
         for rec in records:
             if rec.pair is None:
-                self.n_unscored += rec.legal
+                self.n_unscored += rec.legal and rec.given is None
             elif settled and verdicts.get(rec.pair) is None:
                 settled = False  # a check still running: finished when read back
             self.n_illegal += not rec.legal
@@ -570,7 +570,9 @@ def _split_lines(data: bytes) -> list[bytes]:
 def _pack_awaiting(records: Sequence[AwaitingVerdict]) -> bytes:
     """Records awaiting verdicts as bytes: their fields but the JSON pieces as one JSON
     array, then the pieces themselves one after another."""
-    fields = orjson.dumps([(r.pair, r.legal, r.closed, len(r.head), len(r.tail)) for r in records])
+    fields = orjson.dumps(
+        [(r.pair, r.legal, r.closed, len(r.head), len(r.tail), r.given) for r in records]
+    )
     return _FRAME.pack(len(fields)) + fields + b"".join(r.head + r.tail for r in records)
 
 
@@ -578,10 +580,10 @@ def _unpack_awaiting(data: bytes) -> list[AwaitingVerdict]:
     (size,) = _FRAME.unpack_from(data)
     at = _FRAME.size + size
     records = []
-    for pair, legal, closed, n_head, n_tail in orjson.loads(data[_FRAME.size : at]):
+    for pair, legal, closed, n_head, n_tail, given in orjson.loads(data[_FRAME.size : at]):
         head, tail = data[at : at + n_head], data[at + n_head : at + n_head + n_tail]
         at += n_head + n_tail
-        records.append(AwaitingVerdict(head, pair and tuple(pair), legal, closed, tail))
+        records.append(AwaitingVerdict(head, pair and tuple(pair), legal, closed, tail, given))
     return records
 
 
