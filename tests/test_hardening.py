@@ -146,7 +146,11 @@ ISSUES = [
     ("45_linked_folder", "file: refused: a link leading outside the data folder"),
     ("49_link_loop.json", "file: refused: a link that loops"),
     (HOSTILE_BROKEN_FILE, "file: line 1, column 33: invalid JSON (unexpected end of data)"),
-    ("30_zip_traversal.zip", "file: skipped: not a .json or .jsonl file"),  # given by name
+    # given by name
+    (
+        "30_zip_traversal.zip",
+        "file: skipped: not a .json, .jsonl, .ndjson, .jsonl.gz or .parquet file",
+    ),
 ]
 
 #: Loaded and scored as illegal; the fault names the file, the record and the step.

@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from dagmath_viz import jsonio
+from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.jsonio import write_atomic
 from dagmath_viz.schema import DagMathError, InputError
 
@@ -111,6 +112,26 @@ COMMON = _common_options()
 
 
 # --------------------------------------------------------------------------- argument types
+
+
+def field_map(text: str) -> FieldMap:
+    """An argparse type: a field map, ``FIELD=COLUMN,...`` (:class:`FieldMap`)."""
+    try:
+        return FieldMap.parse(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--map {text!r}: ")) from None
+
+
+def add_map_option(parser: argparse.ArgumentParser) -> None:
+    """``--map``: read records whose fields are named otherwise (README "Bring your own
+    data")."""
+    parser.add_argument(
+        "--map",
+        dest="field_map",
+        type=field_map,
+        metavar="FIELD=COLUMN,...",
+        help="our field = the file's field, e.g. problem_id=unique_id,problem_text=problem",
+    )
 
 
 def positive(text: str) -> int:

@@ -18,13 +18,13 @@ from dagmath_viz import jsonio
 from dagmath_viz.formats.answer_keys import AnswerKey, AnswerKeys, load_answer_key
 from dagmath_viz.formats.common import FileLoad, without_file
 from dagmath_viz.formats.fieldmap import FieldMap
-from dagmath_viz.formats.registry import TRAJECTORY_SUFFIXES, format_of, load_file
+from dagmath_viz.formats.registry import TRAJECTORY_FILES, format_of, load_file
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 
 __all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "load_paths"]
 
 #: Why a file named on its own is skipped: no format reads it.
-NOT_READ = f"not a {', '.join(TRAJECTORY_SUFFIXES[:-1])} or {TRAJECTORY_SUFFIXES[-1]} file"
+NOT_READ = f"not a {TRAJECTORY_FILES} file"
 
 
 def load_paths(

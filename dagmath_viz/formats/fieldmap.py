@@ -57,6 +57,11 @@ class FieldMap:
             raise InputError(f"--map {text!r}: no FIELD=COLUMN entry")
         return cls(tuple(out.items()))
 
+    @property
+    def text(self) -> str:
+        """The map as ``--map`` spells it (``problem_id=unique_id,...``)."""
+        return ",".join(f"{ours}={theirs}" for ours, theirs in self.pairs)
+
     def apply(self, record: Any) -> Any:
         """``record`` with each of our fields set from the file's field, when it has it.
 

@@ -40,6 +40,8 @@ __all__ = [
     "ROWS",
     "Documents",
     "FREE_FORM",
+    "REPLY_FIELDS",
+    "is_free_form",
     "by_suffix",
     "documents_by_suffix",
     "line_documents",
@@ -60,10 +62,15 @@ RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
 #: How a file's bytes become its documents; raises :class:`InputError` (no file name) when
 #: the whole file is unreadable, yields a bad line as a document whose value is the error.
 Documents = Callable[[Path, bytes], Iterable[jsonio.Document]]
-#: The one line a file of replies without DAG-MATH steps raises (see :func:`read_records`).
+#: Fields that hold a reply as free text (a chain of thought not split into steps).
+REPLY_FIELDS = (
+    "solution", "response", "output", "completion", "generation", "reasoning", "cot",
+    "chain_of_thought", "messages", "text",
+)  # fmt: skip
+#: The one issue a file raises for its replies without DAG-MATH steps (:func:`is_free_form`).
 FREE_FORM = (
     "free-form chain of thought: no numbered steps; convert it with `dagmath depends` "
-    "({n} record{s} read as text only, not scored)"
+    "({n} record{s} not read as trajectories)"
 )
 
 
@@ -133,6 +140,7 @@ def _read_documents(path: Path, docs: list[jsonio.Document], ctx: FileContext) -
     scored: list[dict] = []
     issues: list[LoadIssue] = []
     position = 0
+    free = 0
     for location, doc in docs:
         if isinstance(doc, InputError):
             # keep the column: "line 3" is the location, "column 7: invalid JSON" the message
@@ -162,12 +170,28 @@ def _read_documents(path: Path, docs: list[jsonio.Document], ctx: FileContext) -
                 else:
                     scored.append(record)
                 continue
+            if is_free_form(record):
+                free += 1  # said once for the file, below: not one illegal trajectory each
+                continue
             traj, found = parse_record(record, str(path), where, position, context=ctx)
             issues.extend(found)
             position += 1
             if traj is not None:
                 trajectories.append(traj)
+    if free:
+        message = FREE_FORM.format(n=free, s="" if free == 1 else "s")
+        issues.append(LoadIssue(str(path), "", message))
     return FileLoad(trajectories, scored, issues)
+
+
+def is_free_form(record: Any) -> bool:
+    """A record that holds a reply as text (:data:`REPLY_FIELDS`) and no ``steps``: a
+    free-form chain of thought, which ``dagmath depends`` turns into steps."""
+    return (
+        isinstance(record, dict)
+        and "steps" not in record
+        and any(isinstance(record.get(name), str | list) for name in REPLY_FIELDS)
+    )
 
 
 def _unrecognised(documents: list[jsonio.Document]) -> bool:
@@ -179,7 +203,9 @@ def _unrecognised(documents: list[jsonio.Document]) -> bool:
         if not all(isinstance(item, dict) for item in items):
             return False
         objects.extend(items)
-    return bool(objects) and not any(RECORD_MARKERS & item.keys() for item in objects)
+    return bool(objects) and not any(
+        RECORD_MARKERS & item.keys() or is_free_form(item) for item in objects
+    )
 
 
 def _not_a_trajectory_file(path: Path) -> LoadIssue:

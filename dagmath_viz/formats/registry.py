@@ -17,8 +17,12 @@ from pathlib import Path
 from dagmath_viz.formats import (
     answer_keys,
     gold,
+    hf_json,
     json_records,
+    jsonl_gz,
+    ndjson,
     official,
+    parquet,
     thought_anchors,
 )
 from dagmath_viz.formats.common import FileContext, FileLoad
@@ -31,6 +35,7 @@ __all__ = [
     "FORMATS",
     "DOCUMENT_PLACES",
     "ITEM_PLACE",
+    "TRAJECTORY_FILES",
     "TRAJECTORY_SUFFIXES",
     "Format",
     "file_context",
@@ -107,6 +112,10 @@ FORMATS: tuple[Format, ...] = (
     Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
     _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
     _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
+    _records("JSON Lines in .json", hf_json, (".json",)),  # Dataset.to_json()
+    _records("NDJSON", ndjson, (ndjson.SUFFIX,)),
+    _records("JSON Lines, gzipped", jsonl_gz, (jsonl_gz.SUFFIX,)),
+    _records("Parquet", parquet, (parquet.SUFFIX,)),
     _records("JSON records", json_records, json_records.SUFFIXES),  # a list, an object, JSONL
 )
 #: Every ending of a file some format reads (uploads and the app's uploader keep these).
@@ -115,6 +124,8 @@ DATA_SUFFIXES: tuple[str, ...] = tuple(dict.fromkeys(s for f in FORMATS for s in
 TRAJECTORY_SUFFIXES: tuple[str, ...] = tuple(
     dict.fromkeys(s for f in FORMATS if f.kind == "trajectories" for s in f.suffixes)
 )
+#: The endings above as a message says them (".json, .jsonl ... or .parquet").
+TRAJECTORY_FILES = f"{', '.join(TRAJECTORY_SUFFIXES[:-1])} or {TRAJECTORY_SUFFIXES[-1]}"
 #: The words of a record's place in a file, as ``source`` writes them (``line 7, item 2``):
 #: a document's (a line of JSON Lines, a row of a columnar file), then an item's in a list.
 DOCUMENT_PLACES = ("line", "row")

@@ -24,6 +24,7 @@ from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, kept_checker
 from dagmath_viz.formats.answer_keys import AnswerKey
 from dagmath_viz.formats.discovery import discover
+from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES
 from dagmath_viz.formats.registry import record_form
 from dagmath_viz.formats.scored import parse_scored_jsonl
@@ -124,6 +125,7 @@ def load_corpus(
     stream_bytes: int | None = None,
     keep_verdicts: bool = False,
     partial: Callable[[pd.DataFrame, int, int], None] | None = None,
+    fields: FieldMap | None = None,
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
@@ -162,7 +164,7 @@ def load_corpus(
     from dagmath_viz.run import streamed
 
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
-        found = discover(paths, answers)
+        found = discover(paths, answers, fields=fields)
         threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
         if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
             frame, issues, files_read, run_copy = streamed.cached_parts(

@@ -189,7 +189,7 @@ def score_on_dask(
     if not found.data_files:
         return DaskScoredRun(issues, files_read, 0, 0, 0, None)
     scored = db.from_sequence(found.data_files, partition_size=files_per_partition)
-    scored = scored.map(pipeline.score_file, found.answers).persist()
+    scored = scored.map(pipeline.score_file, found.answers, found.fields).persist()
     summaries = _with_progress(
         scored.map_partitions(_summary), len(found.data_files), files_per_partition, progress
     )

@@ -170,7 +170,8 @@ def run_key(found: Discovery) -> str | None:
             checker_version = None
     except OSError:
         return None
-    answers = hashlib.blake2b(repr(found.answers).encode(), digest_size=16).hexdigest()
+    read_as = found.answers if found.fields is None else (found.answers, found.fields)
+    answers = hashlib.blake2b(repr(read_as).encode(), digest_size=16).hexdigest()
     issues = [asdict(i) for i in found.issues]
     return orjson.dumps(
         [dagmath_viz.__version__, checker_version, answers, issues, files, found.files_read]
