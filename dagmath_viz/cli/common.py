@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from dagmath_viz import jsonio
+from dagmath_viz.formats import json_records
 from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.jsonio import write_atomic
 from dagmath_viz.schema import DagMathError, InputError
@@ -213,11 +214,12 @@ def _is_stream(raw: str) -> bool:
 
 
 def _suffix(data: bytes) -> str:
+    json_suffix, jsonl_suffix = json_records.SUFFIXES
     try:
         jsonio.parse(data)  # one document: JSON; anything else is read as JSONL
     except InputError:
-        return ".jsonl"
-    return ".json"
+        return jsonl_suffix
+    return json_suffix
 
 
 class StreamNames:
