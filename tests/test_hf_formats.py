@@ -175,3 +175,11 @@ def test_free_form_replies_are_reported_once_per_file(tmp_path: Path) -> None:
             "(500 records not read as trajectories)",
         ),
     ]
+
+
+def test_a_problem_file_is_not_taken_for_free_form_replies(tmp_path: Path) -> None:
+    # the efficiency lens's problems: {"id", "text", "answer"}; text is the problem
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(json.dumps({"id": "p0", "text": "Ann has 3.", "answer": 3}) + "\n")
+    (issue,) = load_paths([problems]).issues
+    assert issue.message == "not a trajectory file: layout not recognised"

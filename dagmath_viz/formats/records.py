@@ -62,10 +62,11 @@ RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
 #: How a file's bytes become its documents; raises :class:`InputError` (no file name) when
 #: the whole file is unreadable, yields a bad line as a document whose value is the error.
 Documents = Callable[[Path, bytes], Iterable[jsonio.Document]]
-#: Fields that hold a reply as free text (a chain of thought not split into steps).
+#: Fields that hold a reply as free text (a chain of thought not split into steps); not
+#: ``text``, which problem files use for the problem (the efficiency lens's, for one).
 REPLY_FIELDS = (
     "solution", "response", "output", "completion", "generation", "reasoning", "cot",
-    "chain_of_thought", "messages", "text",
+    "chain_of_thought", "messages",
 )  # fmt: skip
 #: The one issue a file raises for its replies without DAG-MATH steps (:func:`is_free_form`).
 FREE_FORM = (
