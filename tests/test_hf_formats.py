@@ -183,3 +183,25 @@ def test_a_problem_file_is_not_taken_for_free_form_replies(tmp_path: Path) -> No
     problems.write_text(json.dumps({"id": "p0", "text": "Ann has 3.", "answer": 3}) + "\n")
     (issue,) = load_paths([problems]).issues
     assert issue.message == "not a trajectory file: layout not recognised"
+
+
+def test_the_app_passes_the_map_on_to_its_data_source() -> None:
+    import argparse
+
+    from dagmath_viz.cli.app import app_command
+    from explorer.common import command_line
+
+    fields = FieldMap.parse(MATH500_MAP)
+    args = argparse.Namespace(extra=[], data=None, answers=None, field_map=fields)
+    command = app_command(args)
+    after = command[command.index("--") + 1 :]
+    assert after == ["--map", MATH500_MAP]
+    assert command_line(after).field_map == MATH500_MAP
+
+
+def test_the_apps_corpus_reads_through_the_map(answer_checker) -> None:
+    from dagmath_viz.run.corpus import load_corpus
+
+    path = HF / "math500_shaped.json"
+    corpus = load_corpus([path], checker=answer_checker, fields=FieldMap.parse(MATH500_MAP))
+    assert list(corpus.scored["problem_id"]) == [row["unique_id"] for row in _rows(path)]
