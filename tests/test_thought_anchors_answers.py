@@ -138,3 +138,18 @@ def test_an_oversized_companion_is_skipped(tmp_path: Path, monkeypatch) -> None:
     loaded = thought_anchors.read(folder / "chunks_labeled.json")
     assert loaded.trajectories[0].answer is None
     assert any(i.message.startswith("skipped: ") and "bytes" in i.message for i in loaded.issues)
+
+
+def test_the_sources_grade_survives_the_worker_pool(ta_root: Path, tmp_path: Path, monkeypatch):
+    from dagmath_viz.run import pool
+
+    monkeypatch.setattr(pool, "IN_PROCESS_BYTES", 0)  # two worker processes, not one
+    outputs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.jsonl"
+        assert main(["score", str(ta_root), "-o", str(out), "--no-cache", "-j", workers]) == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    records = [json.loads(line) for line in outputs[1].splitlines()]
+    assert {r["answer_check"] for r in records} == {"source"}
+    assert sum(r["class"] == "unscored" for r in records) == 0
