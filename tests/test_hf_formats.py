@@ -205,3 +205,19 @@ def test_the_apps_corpus_reads_through_the_map(answer_checker) -> None:
     path = HF / "math500_shaped.json"
     corpus = load_corpus([path], checker=answer_checker, fields=FieldMap.parse(MATH500_MAP))
     assert list(corpus.scored["problem_id"]) == [row["unique_id"] for row in _rows(path)]
+
+
+def test_the_map_reaches_the_pools_workers(tmp_path: Path, monkeypatch) -> None:
+    import shutil
+
+    from dagmath_viz.run import pool
+
+    monkeypatch.setattr(pool, "IN_PROCESS_BYTES", 0)  # worker processes even for 2 files
+    for name in ("a", "b"):
+        (tmp_path / "data" / name).mkdir(parents=True)
+        shutil.copy(HF / "math500_shaped.json", tmp_path / "data" / name / "rows.json")
+    out = tmp_path / "scored.jsonl"
+    cmd = ["score", str(tmp_path / "data"), "-o", str(out), "--no-cache", "-j", "2"]
+    assert main([*cmd, "--map", MATH500_MAP]) == 0
+    ids = [json.loads(line)["problem_id"] for line in out.read_text().splitlines()]
+    assert ids == [row["unique_id"] for row in _rows(HF / "math500_shaped.json")] * 2

@@ -307,7 +307,7 @@ def test_a_worker_scores_at_lower_priority_only_while_checks_are_pending(monkeyp
     if lowered == own:
         pytest.skip("this process already runs at the lowest priority")
 
-    def niceness_of_the_scoring(path, answers):  # stands in for score_file
+    def niceness_of_the_scoring(path, answers, fields=None):  # stands in for score_file
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     monkeypatch.setattr(pipeline, "score_file", niceness_of_the_scoring)

@@ -234,12 +234,14 @@ class _FolderKeys:
 
 
 _worker_answers: _FolderKeys | None = None
+_worker_fields: FieldMap | None = None  # the run's field map (--map)
 _worker_checks_pending: c_byte | None = None  # a shared byte: 1 while checks are pending
 
 
 def _init_worker(answers: _FolderKeys, checks_pending: c_byte | None = None) -> None:
-    global _worker_answers, _worker_checks_pending
+    global _worker_answers, _worker_checks_pending, _worker_fields
     _worker_answers = answers
+    _worker_fields = answers.fields
     _worker_checks_pending = checks_pending
     gc.freeze()  # the imported modules: never worth a collector's walk again
 
@@ -248,8 +250,8 @@ def _score_in_worker(path: Path) -> FileScore:
     """One file's score: at a lower priority while answer checks are pending, else at the
     worker's own."""
     if _worker_checks_pending is not None and _worker_checks_pending.value:
-        return _at_lower_priority(score_file, path, _worker_answers, _worker_answers.fields)
-    return score_file(path, _worker_answers, _worker_answers.fields)
+        return _at_lower_priority(score_file, path, _worker_answers, _worker_fields)
+    return score_file(path, _worker_answers, _worker_fields)
 
 
 #: Niceness added to a pool worker's scoring while answer checks are pending (0 is none).
