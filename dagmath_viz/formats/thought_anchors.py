@@ -111,7 +111,10 @@ def _companion(path: Path, issues: list[LoadIssue]) -> dict:
     try:
         info = path.lstat()
     except FileNotFoundError:
-        issues.append(LoadIssue(str(path), "file", jsonio.NO_SUCH_FILE, _missing_severity(path)))
+        # without base_solution.json the answer is read from the chunks, said once by
+        # _solution_answer; without problem.json the reference is lost
+        if path.name != "base_solution.json":
+            issues.append(LoadIssue(str(path), "file", jsonio.NO_SUCH_FILE))
         return {}
     except OSError as exc:
         issues.append(LoadIssue(str(path), "file", f"cannot read ({exc.strerror or exc})"))
@@ -137,12 +140,6 @@ def _companion(path: Path, issues: list[LoadIssue]) -> dict:
         issues.append(LoadIssue(str(path), "top level", found))
         return {}
     return value
-
-
-def _missing_severity(path: Path) -> str:
-    # a missing problem.json loses the reference; a missing base_solution.json only means
-    # the answer is read from the chunks (said by _solution_answer)
-    return "warning" if path.name == "base_solution.json" else "error"
 
 
 def _solution_answer(
