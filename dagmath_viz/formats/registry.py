@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from dagmath_viz.formats import (
     answer_keys,
@@ -84,7 +85,7 @@ class Format:
         return read_records(path, self.documents, self.context(path), lines=lines, fields=fields)
 
 
-def _records(name: str, module, suffixes: tuple[str, ...]) -> Format:
+def _records(name: str, module: ModuleType, suffixes: tuple[str, ...]) -> Format:
     """A format of JSON records, from its module's ``claims``, ``documents`` and ``form``."""
     return Format(
         name,
@@ -108,7 +109,7 @@ FORMATS: tuple[Format, ...] = (
         thought_anchors.claims,
         (".json",),
         read=thought_anchors.read,
-    ),  # fmt: skip
+    ),
     Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
     _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
     _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
