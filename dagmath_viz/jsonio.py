@@ -5,7 +5,7 @@ way: a UTF-8 byte-order mark is skipped; nesting deeper than orjson's limit (1,0
 is refused, not a crash; a parse error is one line naming the line and column (invalid
 UTF-8 names the byte and where it is); a missing file is "no such file or folder".
 
-Messages from :func:`parse` and :func:`documents` carry the place, not the file (callers
+Messages from :func:`parse` and :func:`parse_lines` carry the place, not the file (callers
 add it: loading reports ``<file>: file: line N, column C: ...``, other commands
 ``<file>: line N, column C: ...``); :func:`read_bytes` and :func:`read_json` name the file.
 
@@ -14,7 +14,7 @@ rename, so a reader never sees half a file; anything else (a device, a FIFO, ``-
 stdout) is written through, never replaced.
 
 The module reads top down, each function before the ones it calls: the file readers
-(:func:`read_json`, :func:`read_jsonl`, :func:`read_bytes`, :func:`documents`), the byte
+(:func:`read_json`, :func:`read_jsonl`, :func:`read_bytes`), the byte
 parsers they share (:func:`parse`, :func:`parse_lines`) and their error messages, then
 :class:`Document`, which they yield; then the writers (:func:`dumps`, :func:`append_lines`,
 :func:`write_atomic` and the atomic replace under it).
@@ -40,7 +40,6 @@ __all__ = [
     "append_lines",
     "NO_SUCH_FILE",
     "Document",
-    "documents",
     "dumps",
     "parse",
     "parse_lines",
@@ -95,19 +94,6 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(f"{path}: {NO_SUCH_FILE}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-
-
-def documents(path: str | Path, data: bytes) -> Iterator[Document]:
-    """The documents of a file's bytes: one for ``.json``, one per line for ``.jsonl``.
-
-    Raises:
-        InputError: a ``.json`` file is not valid JSON (the message has line and column,
-            not the file); a bad JSONL line is yielded as its value instead.
-    """
-    if Path(path).suffix.lower() == ".jsonl":
-        yield from parse_lines(data)
-    else:
-        yield Document("", parse(data))
 
 
 def parse(data: bytes, first_line: int = 1) -> Any:

@@ -54,7 +54,10 @@ class Step:
     data); validation reports anything else. ``text`` is the conclusion (``node`` in gold
     files, ``text`` in model output); ``justification`` is ``edge`` / ``thinking``.
     ``tags`` are labels the source gives the step (Thought Anchors' ``function_tags``,
-    such as ``active_computation``); empty for DAG-MATH files.
+    such as ``active_computation``); empty for DAG-MATH files. ``fields`` are the other
+    values the source gives the step, as (name, value) pairs in the source's order
+    (Thought Anchors' importance scores, ``accuracy``, ``summary``); values are JSON
+    scalars.
     """
 
     step_id: Any
@@ -62,6 +65,7 @@ class Step:
     text: str = ""
     justification: str = ""
     tags: tuple[str, ...] = ()
+    fields: tuple[tuple[str, Any], ...] = ()
 
 
 #: What a :class:`Fault` is about (DEFINITIONS.md §1, class ``illegal``).
@@ -106,6 +110,9 @@ class Trajectory:
     ``run/m/d/problem_3_all_samples.json:item 2``.
     ``load_errors`` holds faults found while reading the record (wrong field types, ...,
     each a :class:`Fault` of kind ``record``); they make the trajectory illegal.
+    ``answer`` and ``answer_correct`` are the source's own final answer and its own grade
+    of it, for sources that give them (Thought Anchors' ``base_solution.json``): scoring
+    then takes them instead of reading the steps and checking the answer.
     """
 
     model: str
@@ -119,6 +126,8 @@ class Trajectory:
     domain: str | None = None
     source: str = ""
     load_errors: tuple[Fault, ...] = ()
+    answer: str | None = None
+    answer_correct: bool | None = None
 
     @property
     def key(self) -> tuple[str, str, str, int]:

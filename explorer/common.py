@@ -26,10 +26,17 @@ from dagmath_viz.analysis import tables
 from dagmath_viz.analysis.align import GOLD_MODEL, gold_coverage
 from dagmath_viz.bundled import is_bundled_sample
 from dagmath_viz.export import csv_bytes
+from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
 from dagmath_viz.schema import DagMathError, Trajectory
-from dagmath_viz.store.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
+from dagmath_viz.store.uploads import (
+    UPLOADER_TYPES,
+    StoredUpload,
+    UploadedFile,
+    UploadStore,
+    sweep_interval,
+)
 from dagmath_viz.text import counted, escape_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,14 +49,16 @@ UPLOAD_PARAM = "source"
 
 
 def command_line(argv: list[str] | None = None) -> argparse.Namespace:
-    """``--data``/``--answers`` after ``--`` on the streamlit command line (or env vars);
-    ``argv``: those arguments (default ``sys.argv[1:]``)."""
+    """``--data``/``--answers``/``--map`` after ``--`` on the streamlit command line (or env
+    vars); ``argv``: those arguments (default ``sys.argv[1:]``)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--data")
     parser.add_argument("--answers")
+    parser.add_argument("--map", dest="field_map")
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     args.data = args.data or os.environ.get("DAGMATH_DATA")
     args.answers = args.answers or os.environ.get("DAGMATH_ANSWERS")
+    args.field_map = args.field_map or os.environ.get("DAGMATH_MAP")
     return args
 
 
@@ -60,6 +69,7 @@ def corpus_for(
     label: str,
     progress: Callable[[int, int], None] | None = None,
     partial: Callable[[pd.DataFrame, int, int], None] | None = None,
+    fields: str | None = None,
 ) -> Corpus:
     """One loaded corpus per data source, shared read-only by every session.
 
@@ -70,20 +80,33 @@ def corpus_for(
     waits, ``progress(done, total)`` (files) drives the sidebar's bar and ``partial(frame,
     done, total)`` sees what is scored so far (:func:`results_so_far`), in every session
     waiting for it. Verdicts are shared with ``dagmath score``'s cache on disk
-    (``keep_verdicts``).
+    (``keep_verdicts``). ``fields``: a field map (``--map``), read as part of the source.
     """
-    return start_loading(source_id, paths, answers, label).wait(progress, partial)
+    return start_loading(source_id, paths, answers, label, fields).wait(progress, partial)
 
 
-def start_loading(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> _Load:
+def start_loading(
+    source_id: str,
+    paths: tuple[str, ...],
+    answers: str | None,
+    label: str,
+    fields: str | None = None,
+) -> _Load:
     """The data source's :class:`_Load`, started unless it is under way or done (what
-    :func:`corpus_for` waits for; :func:`preload` starts it before anyone visits)."""
+    :func:`corpus_for` waits for; :func:`preload` starts it before anyone visits).
+
+    Raises:
+        DagMathError: ``fields`` is not a field map.
+    """
+    field_map = FieldMap.parse(fields) if fields and fields.strip() else None
+    if field_map is not None:  # the same files read through another map: another source
+        source_id = f"{source_id}|map:{field_map.pairs}"
     load = _corpus_slot(source_id, paths, answers, label)
     load.start(
         lambda show, so_far: _frozen(
             load_corpus(
                 list(paths), answers=answers, label=label, progress=show,
-                keep_verdicts=True, partial=so_far,
+                keep_verdicts=True, partial=so_far, fields=field_map,
             )
         )
     )  # fmt: skip
@@ -111,9 +134,9 @@ def preload(argv: list[str]) -> tuple[str, _Load] | None:
     args = command_line(argv)
     try:
         source_id, paths, label = path_source(args.data)
+        return label, start_loading(source_id, paths, args.answers, label, args.field_map)
     except DagMathError:
-        return None
-    return label, start_loading(source_id, paths, args.answers, label)
+        return None  # the page reports it
 
 
 def loaded_summary(corpus: Corpus) -> str:
@@ -390,7 +413,7 @@ def sidebar_data_source() -> Corpus | None:
         if choice == "Uploaded files":
             files = st.file_uploader(
                 "JSON, JSONL, answers CSV, or a zip of a results folder",
-                type=["json", "jsonl", "csv", "zip"],
+                type=list(UPLOADER_TYPES),
                 accept_multiple_files=True,
             )
             if not files:
@@ -406,6 +429,13 @@ def sidebar_data_source() -> Corpus | None:
             source_id, paths, extra = _upload_source(files)
             label = f"{len(files)} uploaded file(s)"
             answers = None
+            fields = st.text_input(
+                "Field map (optional)",
+                key="upload_field_map",
+                placeholder="problem_id=unique_id,problem_text=problem,answer=answer",
+                help="Our field = the file's column, for records whose fields are named "
+                "otherwise (the README's 'Bring your own data').",
+            )
             st.session_state["_uploads_were_here"] = True
             st.query_params[UPLOAD_PARAM] = "upload"
         else:
@@ -413,6 +443,7 @@ def sidebar_data_source() -> Corpus | None:
                 del st.query_params[UPLOAD_PARAM]
             st.session_state.pop("_uploads_were_here", None)
             extra = []
+            fields = args.field_map
             try:
                 source_id, paths, label = path_source(
                     args.data if choice.startswith("--data") else None
@@ -424,7 +455,9 @@ def sidebar_data_source() -> Corpus | None:
         show_so_far = results_so_far(label, so_far_slot)
         with st.spinner(f"Loading and scoring {label} …"):
             try:
-                corpus = corpus_for(source_id, paths, answers, label, show_progress, show_so_far)
+                corpus = corpus_for(
+                    source_id, paths, answers, label, show_progress, show_so_far, fields
+                )
             except DagMathError as exc:
                 st.error(escape_markdown(f"Could not load {label}: {exc}"))
                 return None

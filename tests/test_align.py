@@ -22,7 +22,7 @@ from dagmath_viz.analysis.align import (
     step_content,
     word_diff,
 )
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 
 REPO = Path(__file__).parents[1]
 PROOFS = REPO / "sample_data" / "gsm" / "proofs.jsonl"

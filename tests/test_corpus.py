@@ -7,7 +7,7 @@ import json
 import pytest
 
 from dagmath_viz.cli import main
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.run.corpus import load_corpus
 from dagmath_viz.text import natural_key
 

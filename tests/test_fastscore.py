@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from dagmath_viz.answers.check import AnswerChecker
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.run import pool as pipeline
 from dagmath_viz.score.fast import measure_clean_steps
 from dagmath_viz.score.reference import (

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fastscore import assert_same
 
-from dagmath_viz.formats import loading
+from dagmath_viz.formats import records
 from dagmath_viz.score import fast as fastscore
 
 
@@ -223,7 +223,7 @@ def test_a_clean_record_reads_as_orjson_reads_it() -> None:
     }  # fmt: skip
     assert plain["steps"][0] == {"step_id": 1}
     args = ("f.json", "item 1", 0)
-    assert loading.parse_record(typed.as_parsed(), *args) == loading.parse_record(plain, *args)
+    assert records.parse_record(typed.as_parsed(), *args) == records.parse_record(plain, *args)
 
 
 def test_integers_orjson_reads_as_floats_send_the_file_to_orjson() -> None:

@@ -146,7 +146,11 @@ ISSUES = [
     ("45_linked_folder", "file: refused: a link leading outside the data folder"),
     ("49_link_loop.json", "file: refused: a link that loops"),
     (HOSTILE_BROKEN_FILE, "file: line 1, column 33: invalid JSON (unexpected end of data)"),
-    ("30_zip_traversal.zip", "file: skipped: not a .json or .jsonl file"),  # given by name
+    # given by name
+    (
+        "30_zip_traversal.zip",
+        "file: skipped: not a .json, .jsonl, .ndjson, .jsonl.gz or .parquet file",
+    ),
 ]
 
 #: Loaded and scored as illegal; the fault names the file, the record and the step.
@@ -360,7 +364,7 @@ def test_hostile_text_reaches_the_output_as_data(cli_run):
 
 
 def test_links_inside_the_folder_add_nothing_and_loops_end(tmp_path):
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
 
     (tmp_path / "run" / "sub").mkdir(parents=True)
     (tmp_path / "run" / "sub" / "a.json").write_text(json.dumps([_record("1")]))

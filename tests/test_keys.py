@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.formats.loading import discover
+from dagmath_viz.formats.discovery import discover
 from dagmath_viz.run.streamed import run_key
 from dagmath_viz.store import frames, keys
 

@@ -15,7 +15,7 @@ import pytest
 from dagmath_viz.draw import layout as geo
 from dagmath_viz.draw.layout import Box, Layout, Route, collisions, layered, reading, route_points
 from dagmath_viz.draw.render import trajectory_layouts
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import Step, Trajectory
 from dagmath_viz.score.validation import validate
 

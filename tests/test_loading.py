@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dagmath_viz.formats.loading import load_answer_key, load_paths
+from dagmath_viz.formats.answer_keys import load_answer_key
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import InputError, Step
 
 # Step counts of the four real solutions, counted from the files' step lists (last step_id:
@@ -663,7 +664,7 @@ def test_score_into_its_own_folder_does_not_grow(tmp_path: Path) -> None:
 
 
 def test_layout_registry_names_each_file() -> None:
-    from dagmath_viz.formats.loading import layout_of
+    from dagmath_viz.formats.registry import format_of as layout_of
 
     names = {
         "m/d/problem_3_all_samples.json": "official",

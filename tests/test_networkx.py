@@ -13,7 +13,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import Step, StructureError, Trajectory
 from dagmath_viz.score import graph as g
 from dagmath_viz.score.validation import validate

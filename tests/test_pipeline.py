@@ -17,10 +17,11 @@ import orjson
 import pytest
 from test_fastscore import _fault_run, _sample
 
+from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, Verdict, number_verdict
 from dagmath_viz.cli import main
-from dagmath_viz.formats import loading
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats import scored
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.run import pool as pipeline
 from dagmath_viz.score.reference import AwaitingVerdict
 
@@ -61,12 +62,12 @@ def test_app_loading_reads_scored_jsonl_as_loading_does(tmp_path, answer_checker
     got = load_paths([target.parent])
     # the quick path reads the valid files; every other one falls back to line by line
     fast = shape in {"clean", "blank-lines-and-crlf", "bom"}
-    assert (loading.parse_scored_jsonl(target.read_bytes()) is not None) is fast
-    lines_read = [doc for doc in loading.jsonio.parse_lines(target.read_bytes())]
+    assert (scored.parse_scored_jsonl(target.read_bytes()) is not None) is fast
+    lines_read = [doc for doc in jsonio.parse_lines(target.read_bytes())]
     valid = [
         d.value
         for d in lines_read
-        if loading.is_scored(d.value) and loading.scored_fault(d.value) is None
+        if scored.is_scored(d.value) and scored.scored_fault(d.value) is None
     ]
     assert list(got.scored_records) == valid
 
@@ -306,7 +307,7 @@ def test_a_worker_scores_at_lower_priority_only_while_checks_are_pending(monkeyp
     if lowered == own:
         pytest.skip("this process already runs at the lowest priority")
 
-    def niceness_of_the_scoring(path, answers):  # stands in for score_file
+    def niceness_of_the_scoring(path, answers, fields=None):  # stands in for score_file
         return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     monkeypatch.setattr(pipeline, "score_file", niceness_of_the_scoring)

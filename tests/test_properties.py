@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dagmath_viz.analysis.metrics import cohort_masks, cohort_stats
-from dagmath_viz.formats.loading import load_file, parse_record
+from dagmath_viz.formats.records import parse_record
+from dagmath_viz.formats.registry import load_file
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.score.reference import records_frame, score_records
 

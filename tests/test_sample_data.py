@@ -80,7 +80,7 @@ def test_sample_data_is_under_15_mb() -> None:
 
 
 def test_task_dags_are_not_read_as_a_model() -> None:
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
 
     loaded = load_paths([ROOT / "task_dags"])
     assert loaded.trajectories == [] or len(loaded.trajectories) == 0
@@ -191,7 +191,7 @@ def test_task_dag_shape(path: Path, answer_checker) -> None:
 
 @pytest.fixture(scope="module")
 def scored(answer_checker) -> pd.DataFrame:
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
     from dagmath_viz.score.reference import score_corpus
 
     loaded = load_paths([RUNS])

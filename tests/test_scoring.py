@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dagmath_viz.answers.check import AnswerChecker
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import CLASSES, Step, Trajectory
 from dagmath_viz.score.reference import (
     RECORD_FIELDS,

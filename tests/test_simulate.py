@@ -348,7 +348,7 @@ def test_sampling_is_reproducible() -> None:
 
 
 def test_written_samples_score_as_expected(tmp_path: Path, answer_checker) -> None:
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
     from dagmath_viz.score.reference import score_corpus
 
     dag = parse_task_dag(FIG1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dagmath_viz.formats.loading import load_file
+from dagmath_viz.formats.registry import load_file
 from dagmath_viz.formats.sources import SourceReader, trajectory_bytes
 
 

@@ -84,7 +84,7 @@ def test_real_thought_anchors_trajectory():
     (plan_generation), 7 (fact_retrieval), 13 (active_computation), 56, 58 (self_checking).
     """
     _require_ta()
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
 
     (traj,) = load_paths([TA]).trajectories
     counts = {tag: v for (_m, tag), v in _rows(dead_end_tag_counts([traj])).items()}
@@ -128,7 +128,7 @@ def test_tags_figure_escapes_markup_and_orders_tags_by_dead_ends():
 
 
 def test_a_scored_records_source_reads_back_with_its_tags(tmp_path):
-    from dagmath_viz.formats.loading import load_paths
+    from dagmath_viz.formats.discovery import load_paths
     from dagmath_viz.formats.sources import SourceReader
 
     _require_ta()

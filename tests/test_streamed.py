@@ -233,13 +233,13 @@ def test_a_worker_started_after_a_script_run_does_not_run_the_script(tmp_path, m
 def test_the_folder_is_walked_once(tmp_path, monkeypatch, answer_checker):
     """``load_corpus`` hands its discovery to the scorer: a large folder (5,000 files in the
     benchmark) is not listed a second time inside ``score_paths``."""
-    from dagmath_viz.formats import loading
+    from dagmath_viz.formats import discovery
     from dagmath_viz.run import pool as pipeline
 
     walks = []
-    real = loading.discover
+    real = discovery.discover
     monkeypatch.setattr(
-        pipeline.loading, "discover", lambda *a, **k: walks.append(a) or real(*a, **k)
+        pipeline.discovery, "discover", lambda *a, **k: walks.append(a) or real(*a, **k)
     )
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
     corpus = load_corpus([SAMPLE], stream_bytes=0, checker=answer_checker)

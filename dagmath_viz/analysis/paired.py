@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dagmath_viz.analysis.metrics import Interval, mean_interval, scored_only
-from dagmath_viz.formats.loading import THOUGHT_ANCHORS_DATASET
+from dagmath_viz.formats.thought_anchors import THOUGHT_ANCHORS_DATASET
 from dagmath_viz.schema import DagMathError
 
 __all__ = [

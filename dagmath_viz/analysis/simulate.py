@@ -42,6 +42,7 @@ from typing import Any
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import extract_boxed
+from dagmath_viz.formats import official
 from dagmath_viz.schema import DagMathError, InputError, Step, UnsafePathError
 from dagmath_viz.score.validation import validate_steps
 
@@ -571,7 +572,7 @@ def sample_path(out_dir: str | Path, model: str, dataset: str, problem_id: int |
         Path(out_dir)
         / _safe_part(model, "model name")
         / _safe_part(dataset, "dataset name")
-        / f"problem_{pid}_all_samples.json"
+        / official.file_name(pid)
     )
 
 

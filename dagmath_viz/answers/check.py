@@ -621,7 +621,8 @@ class _exclusive_lock:  # noqa: N801 - used as a context manager, like a functio
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Outcome of one equivalence check; ``reason`` is equal|verified|different|timeout|error."""
+    """Outcome of one equivalence check; ``reason`` is equal|verified|different|timeout|error
+    (or ``source``: the source's own grade, :func:`dagmath_viz.score.reference.given_verdict`)."""
 
     equivalent: bool
     reason: str

@@ -25,7 +25,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from dagmath_viz.cli.common import UsageError, add_command
+from dagmath_viz.cli.common import UsageError, add_command, add_map_option
 from dagmath_viz.schema import DagMathError, InputError
 
 __all__ = [
@@ -54,12 +54,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "app",
         help="open the explorer in a browser (Streamlit; binds 127.0.0.1)",
         description=__doc__,
-        usage="dagmath app [-h] [--data PATH] [--answers FILE] [--SECTION.OPTION VALUE ...]",
+        usage="dagmath app [-h] [--data PATH] [--answers FILE] [--map MAP] "
+        "[--SECTION.OPTION VALUE ...]",
     )
     app.add_argument(
         "--data", metavar="PATH", help="a results file or folder (default: the sample data)"
     )
     app.add_argument("--answers", metavar="FILE", help="reference answers for --data")
+    add_map_option(app)
     app.set_defaults(func=run_app, pass_through=True)
 
 
@@ -133,6 +135,8 @@ def app_command(args: argparse.Namespace) -> list[str]:
         raise DagMathError("dagmath app needs Streamlit: pip install dagmath-viz installs it")
     root = app_root()
     app_args = _existing("--data", args.data) + _existing("--answers", args.answers)
+    if args.field_map:
+        app_args += ["--map", args.field_map.text]
     return [
         sys.executable,
         str(root / "serve.py"),  # streamlit run app.py, its data source loading from the start

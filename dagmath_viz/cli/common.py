@@ -19,6 +19,8 @@ from pathlib import Path
 import orjson
 
 from dagmath_viz import jsonio
+from dagmath_viz.formats import json_records
+from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.jsonio import write_atomic
 from dagmath_viz.schema import DagMathError, InputError
 from dagmath_viz.text import printable
@@ -111,6 +113,26 @@ COMMON = _common_options()
 
 
 # --------------------------------------------------------------------------- argument types
+
+
+def field_map(text: str) -> FieldMap:
+    """An argparse type: a field map, ``FIELD=COLUMN,...`` (:class:`FieldMap`)."""
+    try:
+        return FieldMap.parse(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--map {text!r}: ")) from None
+
+
+def add_map_option(parser: argparse.ArgumentParser) -> None:
+    """``--map``: read records whose fields are named otherwise (README "Bring your own
+    data")."""
+    parser.add_argument(
+        "--map",
+        dest="field_map",
+        type=field_map,
+        metavar="FIELD=COLUMN,...",
+        help="our field = the file's field, e.g. problem_id=unique_id,problem_text=problem",
+    )
 
 
 def positive(text: str) -> int:
@@ -211,11 +233,12 @@ def _is_stream(raw: str) -> bool:
 
 
 def _suffix(data: bytes) -> str:
+    json_suffix, jsonl_suffix = json_records.SUFFIXES
     try:
         jsonio.parse(data)  # one document: JSON; anything else is read as JSONL
     except InputError:
-        return ".jsonl"
-    return ".json"
+        return jsonl_suffix
+    return json_suffix
 
 
 class StreamNames:

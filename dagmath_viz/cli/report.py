@@ -20,6 +20,7 @@ from dagmath_viz.cli.common import (
     NothingLoadedError,
     UsageError,
     add_command,
+    add_map_option,
     natural,
     pipeline,
     stdin_paths,
@@ -44,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "paths", nargs="+", metavar="SCORED.jsonl", help="files or folders; - for stdin"
     )
     report.add_argument("--answers", metavar="FILE", help="answers for raw trajectories")
+    add_map_option(report)
     report.add_argument(
         "--by",
         default="model,dataset",
@@ -71,10 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.set_defaults(func=run_report)
 
 
-def _scored_frame(paths: list[str], answers: str | None, names):
+def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
     from dagmath_viz.score.reference import records_frame
 
-    run = pipeline().score_paths(paths, answers=answers)
+    run = pipeline().score_paths(paths, answers=answers, fields=fields)
     report_issues(run, None, names)
     records = list(run.records())
     if not records:
@@ -91,7 +93,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
     with stdin_paths(args.paths) as (paths, names):
-        df, lost = _scored_frame(paths, args.answers, names)
+        df, lost = _scored_frame(paths, args.answers, names, args.field_map)
     try:  # adds derived columns (difficulty_group); refuses unknown ones
         df = grouping_frame(df, by)
     except DagMathError as exc:  # a wrong --by is a usage error

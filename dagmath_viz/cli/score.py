@@ -19,7 +19,9 @@ from dagmath_viz.cli.common import (
     EXIT_PARTIAL,
     NothingLoadedError,
     StreamNames,
+    UsageError,
     add_command,
+    add_map_option,
     pipeline,
     positive,
     say,
@@ -49,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "paths", nargs="+", metavar="PATH", help="files or folders (recursive); - for stdin"
     )
     score.add_argument("--answers", metavar="FILE", help="reference answers (JSON, JSONL, CSV)")
+    add_map_option(score)
     score.add_argument(
         "--dataset",
         metavar="NAME",
@@ -97,6 +100,8 @@ def run_score(args: argparse.Namespace) -> int:
         progress = Progress("scoring", unit="files") if common.VERBOSITY >= 0 else None
         try:
             if args.dask:
+                if args.field_map is not None:
+                    raise UsageError("--map cannot be used with --dask (yet): score without it")
                 return _score_on_dask(args, paths, names, checker, progress)
             run = pipeline().score_paths(
                 paths,
@@ -105,6 +110,7 @@ def run_score(args: argparse.Namespace) -> int:
                 checker=checker,
                 progress=progress,
                 exclude=[args.output, args.errors or "-"],  # never read this run's own output
+                fields=args.field_map,
             )
         finally:
             if progress is not None:
@@ -162,7 +168,9 @@ def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
     )
     if not len(run):
         shown = ", ".join("standard input" if p == "-" else p for p in args.paths)
-        why = "" if run.issues else " (no .json or .jsonl file found)"
+        from dagmath_viz.formats.registry import TRAJECTORY_FILES
+
+        why = "" if run.issues else f" (no {TRAJECTORY_FILES} file found)"
         raise NothingLoadedError(
             f"nothing to score: no trajectory could be loaded from {shown}{why}"
         )

@@ -1,7 +1,7 @@
 """Reading the one trajectory behind a scored record, on demand, from its ``source``.
 
 A scored JSONL record (``dagmath score`` output) carries no steps, only ``source``: the
-file it was read from and the place in it, as :func:`dagmath_viz.formats.loading.parse_record`
+file it was read from and the place in it, as :func:`dagmath_viz.formats.records.parse_record`
 wrote it: ``FILE:item 2``, ``FILE:line 7``, ``FILE:line 7, item 2`` or ``FILE[3]`` (the
 record's position when the file gave no location). This module finds that file again
 (as written, or relative to the folders the scored file was opened from), reads that one
@@ -23,7 +23,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from dagmath_viz.schema import Trajectory
+from dagmath_viz import jsonio
+from dagmath_viz.formats.common import is_sample_id
+from dagmath_viz.formats.records import RECORD_MARKERS, parse_record
+from dagmath_viz.formats.registry import (
+    DOCUMENT_PLACES,
+    ITEM_PLACE,
+    documents_of,
+    file_context,
+    format_of,
+    load_file,
+)
+from dagmath_viz.formats.scored import is_scored
+from dagmath_viz.schema import InputError, Trajectory
 
 __all__ = [
     "AUTO_SOURCE_FILES",
@@ -34,10 +46,12 @@ __all__ = [
     "trajectory_bytes",
 ]
 
-_LOCATION = re.compile(r"^(?P<file>.+?):(?P<where>(?:line \d+, )?(?:line|item) \d+)$")
+_DOC = "|".join(DOCUMENT_PLACES)
+_WORDS = "|".join((*DOCUMENT_PLACES, ITEM_PLACE))
+_LOCATION = re.compile(rf"^(?P<file>.+?):(?P<where>(?:(?:{_DOC}) \d+, )?(?:{_WORDS}) \d+)$")
 _POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>\d+)\]$")
 #: A place a record can be read from alone: ``item 2``, ``line 7`` or ``line 7, item 2``.
-_PLACE = re.compile(r"^(?:line (?P<line>\d+)(?:, )?)?(?:item (?P<item>\d+))?$")
+_PLACE = re.compile(rf"^(?:(?P<doc>(?:{_DOC}) \d+)(?:, )?)?(?:{ITEM_PLACE} (?P<item>\d+))?$")
 #: Bytes allowed per step and per trajectory beyond their text (:func:`trajectory_bytes`).
 _PER_STEP = 400
 _PER_TRAJECTORY = 2000
@@ -101,7 +115,7 @@ class SourceReader:
     The parsed JSON of the last file read is kept, so listing many records of one file
     (the Dead ends page) parses it once. Any other source (no place, a Thought Anchors
     folder, a record that is no longer where it was scored) is found by reading its whole
-    file, as :func:`dagmath_viz.formats.loading.load_file` does.
+    file, as :func:`dagmath_viz.formats.registry.load_file` does.
 
     Args:
         roots: folders (or files) the scored data were opened from; relative source
@@ -175,36 +189,27 @@ class SourceReader:
     def _one_record(self, path: Path, ref: SourceRef, key: tuple | None) -> Trajectory | None:
         """The record at ``ref.location`` parsed alone, or ``None`` when that is not sure
         to give what reading the whole file gives (then the file is read whole)."""
-        from dagmath_viz.formats.loading import (
-            RECORD_MARKERS,
-            file_context,
-            is_scored,
-            layout_of,
-            parse_record,
-        )
-        from dagmath_viz.formats.loading import is_sample_id as _is_sample_id
-
         if ref.location is None or not (m := _PLACE.match(ref.location)):
             return None
-        layout = layout_of(path)
-        if layout is not None and not layout.records:
+        found = format_of(path)
+        if found is not None and found.record_form(path) is None:
             return None
         documents = self._documents(path)
         if documents is None:
             return None
-        line = f"line {m['line']}" if m["line"] else ""
+        line = m["doc"] or ""
         doc = next((d for where, d in documents if where == line), None)
         if m["item"] is not None:
             i = int(m["item"]) - 1
             record = doc[i] if isinstance(doc, list) and i < len(doc) else None
         else:
-            record = doc if m["line"] and isinstance(doc, dict) else None
+            record = doc if m["doc"] and isinstance(doc, dict) else None
         # The record's position in the file only matters for a missing or bad sample_id.
         if (
             not isinstance(record, dict)
             or is_scored(record)
             or not RECORD_MARKERS & record.keys()
-            or not _is_sample_id(record.get("sample_id"))
+            or not is_sample_id(record.get("sample_id"))
         ):
             return None
         traj, _issues = parse_record(record, str(path), ref.location, 0, context=file_context(path))
@@ -215,9 +220,6 @@ class SourceReader:
     def _documents(self, path: Path) -> list | None:
         """The file's JSON documents, ``(location, value)`` (the last file's are kept);
         ``None`` when it cannot be read or parsed (the whole-file reading reports why)."""
-        from dagmath_viz import jsonio
-        from dagmath_viz.schema import InputError
-
         try:
             stat = path.stat()
         except OSError:
@@ -228,7 +230,7 @@ class SourceReader:
         self._document = None  # before parsing: never two files' JSON at once
         try:
             data = jsonio.read_bytes(path)
-            documents = [tuple(d) for d in jsonio.documents(path, data)]
+            documents = [tuple(d) for d in documents_of(path, data)]
         except InputError:
             return None
         del data
@@ -240,8 +242,6 @@ class SourceReader:
         self, path: Path, ref: SourceRef, key: tuple | None
     ) -> tuple[Trajectory | None, str | None]:
         """Read the whole file and find the record by its place, else by ``key``."""
-        from dagmath_viz.formats.loading import load_file
-
         trajectories, _scored, _issues = load_file(path)
         if not trajectories:
             return None, f"no trajectory could be read from {path}"

@@ -39,6 +39,7 @@ from typing import Any
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import extract_boxed
+from dagmath_viz.formats.registry import documents_of
 from dagmath_viz.schema import InputError
 
 __all__ = [
@@ -246,7 +247,7 @@ def _records(
     data = jsonio.read_bytes(path)
     chains = []
     position = 0
-    for location, doc in jsonio.documents(path, data):
+    for location, doc in documents_of(path, data):
         if isinstance(doc, InputError):
             raise InputError(f"{path}: {doc}")
         rows = doc if isinstance(doc, list) else [doc]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
+from dagmath_viz.formats import answer_keys, official
 from dagmath_viz.generation.client import (
     Breaker,
     ChatClient,
@@ -184,7 +185,7 @@ class _Run:
                 self.write_problem(problem)
 
     def _target(self, problem: Problem) -> Path:
-        return self.folder / f"problem_{problem.file_key}_all_samples.json"
+        return self.folder / official.file_name(problem.file_key)
 
     def notice(self, message: str) -> None:
         if message not in self.notices:
@@ -220,7 +221,7 @@ class _Run:
         ]
         if rows:
             data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows)
-            write_if_changed(self.folder / "answers.jsonl", data)
+            write_if_changed(self.folder / answer_keys.WRITTEN_NAME, data)
 
     async def run(self) -> RunSummary:
         cfg = self.config

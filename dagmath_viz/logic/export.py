@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dagmath_viz.formats import official
 from dagmath_viz.logic.program import (
     Atom,
     Comp,
@@ -167,7 +168,7 @@ def export_trajectories(
     for (model, pid), samples in sorted(groups.items()):
         folder = Path(out_dir) / model / dataset
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"problem_{pid}_all_samples.json"
+        path = folder / official.file_name(pid)
         path.write_text(json.dumps(samples, indent=2, ensure_ascii=False) + "\n", "utf-8")
         written.append(path)
     return sorted(written)
@@ -238,7 +239,7 @@ def export_model_proofs(
     for (model, pid), samples in sorted(groups.items()):
         folder = Path(out_dir) / model / dataset
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"problem_{pid}_all_samples.json"
+        path = folder / official.file_name(pid)
         path.write_text(json.dumps(samples, indent=2, ensure_ascii=False) + "\n", "utf-8")
         written.append(path)
     return sorted(written)

@@ -23,12 +23,12 @@ import pandas as pd
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, kept_checker
-from dagmath_viz.formats.loading import (
-    AnswerKey,
-    discover,
-    layout_of,
-    parse_scored_jsonl,
-)
+from dagmath_viz.formats.answer_keys import AnswerKey
+from dagmath_viz.formats.discovery import discover
+from dagmath_viz.formats.fieldmap import FieldMap
+from dagmath_viz.formats.records import LINES
+from dagmath_viz.formats.registry import record_form
+from dagmath_viz.formats.scored import parse_scored_jsonl
 from dagmath_viz.run.pool import gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score.reference import SCORED_SLICE, concat_frames, records_frame, score_records
@@ -147,11 +147,12 @@ def load_corpus(
     stream_bytes: int | None = None,
     keep_verdicts: bool = False,
     partial: Callable[[pd.DataFrame, int, int], None] | None = None,
+    fields: FieldMap | None = None,
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
-    Reads what :func:`dagmath_viz.formats.loading.load_paths` reads, file by file through the same
-    :meth:`~dagmath_viz.formats.loading.Discovery.read`, with the same issues; a file of valid
+    Reads what :func:`dagmath_viz.formats.discovery.load_paths` reads, file by file through the same
+    :meth:`~dagmath_viz.formats.discovery.Discovery.read`, with the same issues; a file of valid
     scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
     Rows: loaded trajectories first, then scored records, each in file order.
 
@@ -185,7 +186,7 @@ def load_corpus(
     from dagmath_viz.run import streamed
 
     with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
-        found = discover(paths, answers)
+        found = discover(paths, answers, fields=fields)
         threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
         if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
             frame, issues, files_read, run_copy = streamed.cached_parts(
@@ -237,16 +238,15 @@ def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.Da
     """A scored JSONL file as one frame (:func:`records_frame`), parsed a slice of lines
     at a time, or read back from its columnar copy (:mod:`dagmath_viz.store.frames`).
 
-    None unless :func:`dagmath_viz.formats.loading.load_file` would read the file in one parse of
+    None unless :func:`dagmath_viz.formats.registry.load_file` would read the file in one parse of
     valid scored records (its fast path): then every slice parses as such. Otherwise the
     caller reads the file with ``load_file``, which names every bad line. Only a file
     read this way is cached, so a cached file has no load issues to repeat. ``cache_dir``:
     where the copies are (default :func:`dagmath_viz.store.frames.cache_dir`).
     """
     path = Path(path)
-    layout = layout_of(path)
-    if path.suffix.lower() != ".jsonl" or layout is None or not layout.records:
-        return None  # read by another layout's reader, or not JSONL
+    if record_form(path) != LINES:
+        return None  # read by another format's reader, or not plain JSON Lines
     cached = colcache.read(path, cache_dir)
     if cached is not None:
         return [cached]

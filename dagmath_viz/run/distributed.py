@@ -46,8 +46,8 @@ import orjson
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
-from dagmath_viz.formats import loading
-from dagmath_viz.formats.loading import AnswerKey
+from dagmath_viz.formats import discovery
+from dagmath_viz.formats.answer_keys import AnswerKey
 from dagmath_viz.run import pool as pipeline
 from dagmath_viz.schema import DagMathError, LoadIssue
 from dagmath_viz.score.reference import finish_lines
@@ -303,12 +303,12 @@ def score_on_dask(
     if isinstance(answers, str | Path):
         answers = os.path.abspath(answers)
     exclude = [p if p is None or str(p) == "-" else os.path.abspath(p) for p in exclude]
-    found = loading.discover(paths, answers, exclude=exclude)
+    found = discovery.discover(paths, answers, exclude=exclude)
     issues, files_read = [names.issue(i) for i in found.issues], found.files_read
     if not found.data_files:
         return DaskScoredRun(issues, files_read, 0, 0, 0, None)
     scored = db.from_sequence(found.data_files, partition_size=files_per_partition)
-    scored = scored.map(pipeline.score_file, found.answers).persist()
+    scored = scored.map(pipeline.score_file, found.answers, found.fields).persist()
     summaries = _with_progress(
         scored.map_partitions(_summary), len(found.data_files), files_per_partition, progress
     )
@@ -409,7 +409,8 @@ def _summary(results: Sequence[pipeline.FileScore]) -> list:
     n = sum(len(r.records) + len(r.scored_lines) for r in results)
     illegal = sum(sum(not p.legal for p in r.records) + r.scored_illegal for r in results)
     unscored = sum(
-        sum(p.legal and p.pair is None for p in r.records) + r.scored_unscored for r in results
+        sum(p.legal and p.pair is None and p.given is None for p in r.records) + r.scored_unscored
+        for r in results
     )
     return [issues, pairs, [n, illegal, unscored]]
 

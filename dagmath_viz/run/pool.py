@@ -1,10 +1,10 @@
 """The scoring pipeline of ``dagmath score``: a pool of processes, verdict threads, a result.
 
 Follow ``dagmath score PATH`` from here: :func:`score_paths` asks
-:func:`dagmath_viz.formats.loading.discover` for the data files and answer keys, then each file is
+:func:`dagmath_viz.formats.discovery.discover` for the data files and answer keys, then each file is
 one task (:func:`score_file`): a worker scores it by the fast path
 (:mod:`dagmath_viz.score.fast`) when it is a clean JSON array of samples, else loads it
-(:func:`dagmath_viz.formats.loading.load_file`) and scores it by the reference path
+(:func:`dagmath_viz.formats.registry.load_file`) and scores it by the reference path
 (:mod:`dagmath_viz.score.reference`). Workers send back small pieces of JSON per record plus its
 (reference, prediction) pair; trajectories never leave the worker. The parent keeps the
 pieces in file order, checks each distinct pair once (cached, fast path for plain numbers,
@@ -37,8 +37,9 @@ import orjson
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker
-from dagmath_viz.formats import loading
-from dagmath_viz.formats.loading import AnswerKey, AnswerKeys
+from dagmath_viz.formats import discovery, registry
+from dagmath_viz.formats.answer_keys import AnswerKey, AnswerKeys
+from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.schema import LoadIssue, Trajectory
 from dagmath_viz.score.fast import score_clean_file
 from dagmath_viz.score.reference import AwaitingVerdict, awaiting_verdict_of, finish_lines
@@ -74,17 +75,18 @@ def score_paths(
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     exclude: Sequence[str | Path] = (),
-    found: loading.Discovery | None = None,
+    found: discovery.Discovery | None = None,
     interleave: bool = False,
     on_file: Callable[[FileScore, dict[tuple[str, str], Verdict | None], int], None] | None = None,
     keep_trajectory_lines: bool = True,
+    fields: FieldMap | None = None,
 ) -> ScoredRun:
     """Score everything under ``paths`` with ``workers`` processes (default: every CPU).
 
     Same records, issues and order as ``load_paths`` followed by ``score_records``. Small
     runs (under :data:`IN_PROCESS_BYTES`) and ``workers=1`` stay in this process.
     ``progress(done, total)`` counts files; ``exclude`` names files never read (the
-    run's own output, see :func:`dagmath_viz.formats.loading.discover`). ``found``: what
+    run's own output, see :func:`dagmath_viz.formats.discovery.discover`). ``found``: what
     ``discover(paths, answers, exclude=exclude)`` gave the caller already (a large folder
     is not walked twice).
 
@@ -97,13 +99,14 @@ def score_paths(
     being checked) and the file's place in file order. ``keep_trajectory_lines=False``:
     the run keeps no lines of the trajectories (:meth:`ScoredRun.trajectory_lines` yields
     none), for a caller that makes them from ``on_file``; its counts, issues and
-    pre-scored lines are kept all the same.
+    pre-scored lines are kept all the same. ``fields``: a field map applied to every
+    record read (``--map``; the clean-array fast path is then not taken).
 
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
     """
     if found is None:
-        found = loading.discover(paths, answers, exclude=exclude)
+        found = discovery.discover(paths, answers, exclude=exclude, fields=fields)
     files, issues = found.data_files, list(found.issues)
     workers = max(1, min(workers or default_workers(), len(files)))
     max_threads = max(1, workers // 2)
@@ -122,7 +125,8 @@ def score_paths(
     order = interleaved(files) if interleave else range(len(files))
     try:
         with gc_paused():
-            mapped = _map_files([files[i] for i in order], found.answers, workers, checks_pending)
+            keys = _FolderKeys(found.answers, found.fields)
+            mapped = _map_files([files[i] for i in order], keys, workers, checks_pending)
             for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
                 verifier.add(result.records)
                 run.add(result, index)
@@ -182,14 +186,13 @@ def _flag_setter(flag: c_byte) -> Callable[[bool], None]:
 
 
 def _map_files(
-    files: list[Path], answers: AnswerKeys, workers: int, checks_pending: c_byte | None
+    files: list[Path], answers: _FolderKeys, workers: int, checks_pending: c_byte | None
 ) -> Iterator[FileScore]:
     """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
     :func:`_score_in_worker`)."""
-    answers = _FolderKeys(answers)
     if workers == 1:
         for f in files:
-            yield score_file(f, answers)
+            yield score_file(f, answers, answers.fields)
         return
     mp = multiprocessing.get_context(_start_method())
     if mp.get_start_method() == "forkserver":
@@ -211,10 +214,12 @@ def _start_method() -> str:
 
 class _FolderKeys:
     """``answers`` with each folder's keys looked up once: finding them resolves the
-    folder's path, a system call or more per file otherwise."""
+    folder's path, a system call or more per file otherwise. ``fields``: the run's field
+    map, which travels with them to the workers."""
 
-    def __init__(self, answers: AnswerKeys) -> None:
+    def __init__(self, answers: AnswerKeys, fields: FieldMap | None = None) -> None:
         self.answers = answers
+        self.fields = fields
         self._by_folder: dict[Path, list[AnswerKey]] = {}
 
     def for_file(self, path: Path) -> list[AnswerKey]:
@@ -228,13 +233,15 @@ class _FolderKeys:
         return self.answers.apply(traj, keys)
 
 
-_worker_answers: AnswerKeys | None = None
+_worker_answers: _FolderKeys | None = None
+_worker_fields: FieldMap | None = None  # the run's field map (--map)
 _worker_checks_pending: c_byte | None = None  # a shared byte: 1 while checks are pending
 
 
-def _init_worker(answers: AnswerKeys, checks_pending: c_byte | None = None) -> None:
-    global _worker_answers, _worker_checks_pending
+def _init_worker(answers: _FolderKeys, checks_pending: c_byte | None = None) -> None:
+    global _worker_answers, _worker_checks_pending, _worker_fields
     _worker_answers = answers
+    _worker_fields = answers.fields
     _worker_checks_pending = checks_pending
     gc.freeze()  # the imported modules: never worth a collector's walk again
 
@@ -243,8 +250,8 @@ def _score_in_worker(path: Path) -> FileScore:
     """One file's score: at a lower priority while answer checks are pending, else at the
     worker's own."""
     if _worker_checks_pending is not None and _worker_checks_pending.value:
-        return _at_lower_priority(score_file, path, _worker_answers)
-    return score_file(path, _worker_answers)
+        return _at_lower_priority(score_file, path, _worker_answers, _worker_fields)
+    return score_file(path, _worker_answers, _worker_fields)
 
 
 #: Niceness added to a pool worker's scoring while answer checks are pending (0 is none).
@@ -289,10 +296,10 @@ def _at_lower_priority(func: Callable[..., T], *args: Any) -> T:
 # --------------------------------------------------------------------------- one file
 
 
-def score_file(path: Path, answers: AnswerKeys) -> FileScore:
-    """Score every record of one file (the unit of work of a worker)."""
+def score_file(path: Path, answers: AnswerKeys, fields: FieldMap | None = None) -> FileScore:
+    """Score every record of one file (the unit of work of a worker), ``fields`` mapped."""
     with gc_paused():
-        return _score_file(Path(path), answers)
+        return _score_file(Path(path), answers, fields)
 
 
 @contextmanager
@@ -312,11 +319,11 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _score_file(path: Path, answers: AnswerKeys) -> FileScore:
-    fast = score_clean_file(path, answers)
+def _score_file(path: Path, answers: AnswerKeys, fields: FieldMap | None = None) -> FileScore:
+    fast = None if fields is not None else score_clean_file(path, answers)
     if fast is not None:
         return FileScore(fast.records, [], fast.issues)
-    loaded = loading.load_file(path)
+    loaded = registry.load_file(path, fields)
     keys = answers.for_file(path)
     records = [awaiting_verdict_of(answers.apply(t, keys)) for t in loaded.trajectories]
     return FileScore(
@@ -502,7 +509,7 @@ class ScoredRun:
         settled = True
         for rec in records:
             if rec.pair is None:
-                self.n_unscored += rec.legal
+                self.n_unscored += rec.legal and rec.given is None
             elif settled and verdicts.get(rec.pair) is None:
                 settled = False  # a check still running: finished when read back
             self.n_illegal += not rec.legal
@@ -570,7 +577,9 @@ def _split_lines(data: bytes) -> list[bytes]:
 def _pack_awaiting(records: Sequence[AwaitingVerdict]) -> bytes:
     """Records awaiting verdicts as bytes: their fields but the JSON pieces as one JSON
     array, then the pieces themselves one after another."""
-    fields = orjson.dumps([(r.pair, r.legal, r.closed, len(r.head), len(r.tail)) for r in records])
+    fields = orjson.dumps(
+        [(r.pair, r.legal, r.closed, len(r.head), len(r.tail), r.given) for r in records]
+    )
     return _FRAME.pack(len(fields)) + fields + b"".join(r.head + r.tail for r in records)
 
 
@@ -578,10 +587,10 @@ def _unpack_awaiting(data: bytes) -> list[AwaitingVerdict]:
     (size,) = _FRAME.unpack_from(data)
     at = _FRAME.size + size
     records = []
-    for pair, legal, closed, n_head, n_tail in orjson.loads(data[_FRAME.size : at]):
+    for pair, legal, closed, n_head, n_tail, given in orjson.loads(data[_FRAME.size : at]):
         head, tail = data[at : at + n_head], data[at + n_head : at + n_head + n_tail]
         at += n_head + n_tail
-        records.append(AwaitingVerdict(head, pair and tuple(pair), legal, closed, tail))
+        records.append(AwaitingVerdict(head, pair and tuple(pair), legal, closed, tail, given))
     return records
 
 

@@ -34,7 +34,9 @@ import pandas as pd
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker
-from dagmath_viz.formats.loading import AnswerKey, Discovery, layout_of
+from dagmath_viz.formats.answer_keys import AnswerKey
+from dagmath_viz.formats.discovery import Discovery
+from dagmath_viz.formats.registry import record_form
 from dagmath_viz.run.pool import IN_PROCESS_BYTES, FileScore, score_paths
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.score.reference import finish_lines, records_frame
@@ -99,8 +101,7 @@ def raw_bytes(found: Discovery, is_scored: Callable[[Path], bool]) -> int:
     scored JSONL is read slice by slice anyway and keeps no steps)."""
     total = 0
     for f in found.data_files:
-        layout = layout_of(f)
-        if layout is not None and layout.records and is_scored(f):
+        if record_form(f) is not None and is_scored(f):
             continue
         try:
             total += f.stat().st_size
@@ -163,7 +164,8 @@ def run_key(found: Discovery) -> str | None:
             files.append((_resolved(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     except OSError:
         return None
-    answers = hashlib.blake2b(repr(found.answers).encode(), digest_size=16).hexdigest()
+    read_as = found.answers if found.fields is None else (found.answers, found.fields)
+    answers = hashlib.blake2b(repr(read_as).encode(), digest_size=16).hexdigest()
     issues = [asdict(i) for i in found.issues]
     return cache_key("run", answers, issues, files, found.files_read)
 

@@ -1,6 +1,6 @@
 """The fast path of scoring: clean records measured straight from their parsed JSON.
 
-**This module must stay byte-identical to the reference path** (:mod:`dagmath_viz.formats.loading`
+**This module must stay byte-identical to the reference path** (:mod:`dagmath_viz.formats.records`
 -> :mod:`dagmath_viz.score.validation` -> :mod:`dagmath_viz.score.reference`): for every record it
 accepts, the scored JSON line it leads to is the one the reference path writes, byte for
 byte. ``tests/test_fastscore.py`` is the oracle that holds the two to it; change both
@@ -12,7 +12,7 @@ trajectories or graphs. A file made only of the fields loading reads, each of th
 type, is decoded by msgspec into small typed records (see "the typed decoder" below: it
 takes a file only where its values are exactly orjson's); any other by orjson into dicts.
 ``tests/test_fastscore_typed.py`` holds the typed decoder to orjson. A record with
-anything unusual in it goes through :func:`dagmath_viz.formats.loading.parse_record` and the
+anything unusual in it goes through :func:`dagmath_viz.formats.records.parse_record` and the
 reference path, so faults read exactly as they do there; any other file (JSONL, one
 object, invalid JSON, pre-scored records, a layout that is not JSON records) is declined
 (None) and the caller loads it.
@@ -36,8 +36,10 @@ except ImportError:  # pragma: no cover - a dependency; the typed decoder is onl
     msgspec = None
 
 from dagmath_viz import jsonio
-from dagmath_viz.formats import loading
-from dagmath_viz.formats.loading import AnswerKeys
+from dagmath_viz.formats import registry
+from dagmath_viz.formats.answer_keys import AnswerKeys
+from dagmath_viz.formats.records import DOCUMENT, RECORD_MARKERS, parse_record
+from dagmath_viz.formats.scored import is_scored
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score import graph as g
 from dagmath_viz.score.reference import (
@@ -58,9 +60,8 @@ _LIST_OR_NULL = frozenset({list, NoneType})
 def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
     """Every record of a JSON array of samples, each clean one measured from its dict, any
     other through ``parse_record`` and the reference path; None (any other file) sends
-    the file to :func:`dagmath_viz.formats.loading.load_file`."""
-    layout = loading.layout_of(path)
-    if layout is None or not layout.records or path.suffix.lower() == ".jsonl":
+    the file to :func:`dagmath_viz.formats.registry.load_file`."""
+    if registry.record_form(path) != DOCUMENT:
         return None
     data = _plain_bytes(path)
     if data is None:
@@ -77,9 +78,9 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
         return None  # loading reports it
     if type(doc) is not list:
         return None
-    if any(loading.is_scored(r) for r in doc):
+    if any(is_scored(r) for r in doc):
         return None
-    if doc and not any(type(r) is dict and loading.RECORD_MARKERS & r.keys() for r in doc):
+    if doc and not any(type(r) is dict and RECORD_MARKERS & r.keys() for r in doc):
         if all(type(r) is dict for r in doc):
             return None  # no record looks like a trajectory: loading names the file
     measures = [
@@ -98,7 +99,7 @@ def _score_records(
     """Each record of the array ``doc`` (dicts as parsed, or typed records) scored: by its
     ``measures`` where it has them, else by ``parse_record`` and the reference path."""
     keys = answers.for_file(path)
-    ctx = loading.file_context(path)
+    ctx = registry.file_context(path)
     file = str(path)
     filled: dict[tuple, tuple] = {}  # (dataset, problem, own answer, own difficulty?) -> keys'
     records: list[AwaitingVerdict] = []
@@ -109,13 +110,13 @@ def _score_records(
         if measured is not None:
             # the record's own fields exactly as loading reads them (steps measured above)
             own = {**rec, "steps": []} if type(rec) is dict else rec.fields()
-            traj, found = loading.parse_record(own, file, where, i, context=ctx)
+            traj, found = parse_record(own, file, where, i, context=ctx)
             if traj.load_errors:  # loading objects to something beyond the steps
                 measured = None
         if measured is None:  # a fault somewhere, or an unusual shape: the reference path
             if type(rec) is _Record:
                 rec = rec.as_parsed()
-            traj, found = loading.parse_record(rec, file, where, i, context=ctx)
+            traj, found = parse_record(rec, file, where, i, context=ctx)
             issues.extend(found)
             if traj is not None:
                 records.append(awaiting_verdict_of(answers.apply(traj, keys)))

@@ -37,7 +37,10 @@ __all__ = [
     "TAIL_FIELDS",
     "VERDICT_FIELDS",
     "Answer",
+    "SOURCE_GRADE",
     "AwaitingVerdict",
+    "given_answer",
+    "given_verdict",
     "StructuralScore",
     "answer_pair",
     "awaiting_verdict",
@@ -74,6 +77,9 @@ assert HEAD_FIELDS + VERDICT_FIELDS + TAIL_FIELDS == RECORD_FIELDS
 
 
 _OPTS = orjson.OPT_SERIALIZE_NUMPY
+#: The ``answer_check`` of a grade the source gives its own answer (Thought Anchors'
+#: ``is_correct``): taken as it is, not checked again.
+SOURCE_GRADE = "source"
 
 
 # --------------------------------------------------------------------------- for the pipeline
@@ -84,7 +90,8 @@ def awaiting_verdict_of(traj: Trajectory) -> AwaitingVerdict:
     structural = structural_score(traj)
     record = to_record(traj, finish_score(traj, structural, None), None)
     closed = structural.legal and not structural.dead_ends
-    return awaiting_verdict(record, answer_pair(traj, structural), structural.legal, closed)
+    pair = answer_pair(traj, structural)
+    return awaiting_verdict(record, pair, structural.legal, closed, traj.answer_correct)
 
 
 def finish_lines(
@@ -93,7 +100,11 @@ def finish_lines(
     """The scored JSON lines of records awaiting verdicts, given the verdict of each pair."""
     mids: dict[tuple, bytes] = {}
     for rec in records:
-        verdict = None if rec.pair is None else verdicts[rec.pair]
+        verdict: Verdict | None
+        if rec.pair is not None:
+            verdict = verdicts[rec.pair]
+        else:
+            verdict = None if rec.given is None else Verdict(rec.given, SOURCE_GRADE)
         key = (rec.legal, rec.closed, verdict)
         mid = mids.get(key)
         if mid is None:
@@ -151,7 +162,7 @@ def score_records(
     verdicts = (checker or default_checker()).check_many(p for p in pairs if p is not None)
     records = []
     for traj, structural, pair in zip(trajectories, structures, pairs, strict=True):
-        verdict = None if pair is None else verdicts[pair]
+        verdict = given_verdict(traj) if pair is None else verdicts[pair]
         records.append(to_record(traj, finish_score(traj, structural, verdict), verdict))
     if progress:
         progress(len(trajectories), len(trajectories))
@@ -162,7 +173,7 @@ def score_trajectory(traj: Trajectory, checker: AnswerChecker | None = None) -> 
     """Score one trajectory (DEFINITIONS.md §1 and §3)."""
     structural = structural_score(traj)
     pair = answer_pair(traj, structural)
-    verdict = None if pair is None else (checker or default_checker()).check(*pair)
+    verdict = given_verdict(traj) if pair is None else (checker or default_checker()).check(*pair)
     return finish_score(traj, structural, verdict)
 
 
@@ -177,7 +188,7 @@ def structural_score(traj: Trajectory) -> StructuralScore:
     dead = tuple(sorted((graph.ids[p] for p in dead_pos), key=step_id_order))
     n = graph.n_nodes
     share = (len(g.ancestors(graph, n - 1)) + 1) / n if n else 0.0
-    answer = read_answer([s.text for s in traj.steps])
+    answer = given_answer(traj) or read_answer([s.text for s in traj.steps])
     prefix = f"{traj.source}: problem {traj.problem_id} sample {traj.sample_id}: "
     return StructuralScore(
         validation=val,
@@ -232,14 +243,29 @@ class Answer(NamedTuple):
     position: int | None  # None: no step has a \boxed{}, the final step's text is the answer
 
 
+def given_answer(traj: Trajectory) -> Answer | None:
+    """The source's own answer (:attr:`Trajectory.answer`), at the step that holds it when
+    the steps' own reading agrees, else at none; None when the source gives no answer."""
+    if traj.answer is None:
+        return None
+    read = read_answer([s.text for s in traj.steps])
+    return Answer(traj.answer, read.position if read.text == traj.answer else None)
+
+
+def given_verdict(traj: Trajectory) -> Verdict | None:
+    """The source's own grade of its answer (``answer_check`` ``source``), or None."""
+    return None if traj.answer_correct is None else Verdict(traj.answer_correct, SOURCE_GRADE)
+
+
 def step_id_order(step_id: Any) -> tuple[int, str]:
     """Sort key of step ids: integers ascending (non-negative first), then the others."""
     return (0, f"{step_id:020d}") if type(step_id) is int and step_id >= 0 else (1, repr(step_id))
 
 
 def answer_pair(traj: Trajectory, structural: StructuralScore) -> tuple[str, str] | None:
-    """(reference, prediction) to check, or None without a reference answer."""
-    if traj.reference_answer is None:
+    """(reference, prediction) to check, or None without a reference answer or when the
+    source grades its own answer (:func:`given_verdict`)."""
+    if traj.reference_answer is None or traj.answer_correct is not None:
         return None
     return (traj.reference_answer, structural.predicted_answer or "")
 
@@ -311,12 +337,16 @@ def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) ->
 
 
 def awaiting_verdict(
-    record: dict, pair: tuple[str, str] | None, legal: bool, closed: bool
+    record: dict,
+    pair: tuple[str, str] | None,
+    legal: bool,
+    closed: bool,
+    given: bool | None = None,
 ) -> AwaitingVerdict:
     """Split a scored record (its verdict fields unset) around the verdict."""
     head = orjson.dumps({k: record[k] for k in HEAD_FIELDS}, option=_OPTS)[:-1]
     tail = b"," + orjson.dumps({k: record[k] for k in TAIL_FIELDS}, option=_OPTS)[1:]
-    return AwaitingVerdict(head, pair, legal, closed, tail)
+    return AwaitingVerdict(head, pair, legal, closed, tail, given)
 
 
 class AwaitingVerdict(NamedTuple):
@@ -327,6 +357,7 @@ class AwaitingVerdict(NamedTuple):
     legal: bool
     closed: bool
     tail: bytes  # ',"errors":[...],"source":"..."}'
+    given: bool | None = None  # the source's own grade (no pair then): see given_verdict
 
 
 def concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:

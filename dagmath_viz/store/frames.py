@@ -1,7 +1,7 @@
 """A columnar (Parquet) copy of a scored JSONL file's frame, kept between app starts.
 
 Opening 100,000 scored records costs seconds of one core (the JSON parse, the per-record
-check :func:`dagmath_viz.formats.loading.scored_fault`, ``DataFrame.from_records`` with Arrow
+check :func:`dagmath_viz.formats.scored.scored_fault`, ``DataFrame.from_records`` with Arrow
 strings); reading the same frame back from Parquet costs a fraction of that. So
 :func:`dagmath_viz.run.corpus.scored_jsonl_frames` asks :func:`read` first and, after
 parsing, hands its frame to :func:`write`.

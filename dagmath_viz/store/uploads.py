@@ -34,10 +34,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from dagmath_viz.formats.registry import DATA_SUFFIXES
 from dagmath_viz.schema import InputError, LoadIssue, UnsafePathError
 from dagmath_viz.text import short_repr
 
 __all__ = [
+    "UPLOADER_TYPES",
     "UPLOADS_PREFIX",
     "is_uploaded",
     "MAX_AGE_SECONDS",
@@ -77,7 +79,11 @@ MAX_AGE_SECONDS = 3600  # an upload unused this long is deleted
 SWEEP_SECONDS = 60.0
 #: environment variable that overrides :data:`SWEEP_SECONDS` (the browser test sets it short)
 SWEEP_ENV = "DAGMATH_UPLOAD_SWEEP_SECONDS"
-_DATA_SUFFIXES = (".json", ".jsonl", ".csv")
+_ZIP = ".zip"
+#: What the app's uploader offers: the last part of every ending a format reads, and zip
+#: (a browser's file picker knows ``gz``, not ``jsonl.gz``; the name is checked here).
+UPLOADER_TYPES = tuple(dict.fromkeys(s.rsplit(".", 1)[-1] for s in (*DATA_SUFFIXES, _ZIP)))
+_NOT_DATA = f"not a {', '.join(DATA_SUFFIXES)} or {_ZIP} file"
 _CHUNK = 1 << 20
 
 
@@ -146,7 +152,7 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list) -> list[LoadI
         if stat.S_ISLNK(m.external_attr >> 16):
             issues.append(LoadIssue(name, where, "refused: symbolic link"))
             continue
-        if rel.suffix.lower() not in _DATA_SUFFIXES:
+        if not rel.name.lower().endswith(DATA_SUFFIXES):
             continue
         target = dest.joinpath(*rel.parts)
         try:
@@ -228,7 +234,7 @@ def materialise_uploads(
     for i, f in enumerate(files):
         base = PurePosixPath(f.name.replace("\\", "/")).name or f"upload_{i}"
         where = None
-        if base.lower().endswith(".zip"):
+        if base.lower().endswith(_ZIP):
             folder = dest / f"{i:03d}_{Path(base).stem}"
             before = budget[0]
             try:
@@ -239,7 +245,7 @@ def materialise_uploads(
                 shutil.rmtree(folder, ignore_errors=True)
                 budget[0] = before
                 issues.append(LoadIssue(base, "file", str(exc).split(": ", 1)[-1]))
-        elif base.lower().endswith(_DATA_SUFFIXES):
+        elif base.lower().endswith(DATA_SUFFIXES):
             # Loose files land together, so their dataset is "uploaded" (their folder).
             target = dest / "uploaded" / base
             if target.exists():
@@ -255,7 +261,7 @@ def materialise_uploads(
                 except (OSError, ValueError) as exc:  # a name too long, or holding a NUL
                     issues.append(LoadIssue(base, "file", f"skipped: cannot be stored ({exc})"))
         else:
-            issues.append(LoadIssue(base, "file", "not a .json, .jsonl, .csv or .zip file"))
+            issues.append(LoadIssue(base, "file", _NOT_DATA))
         if landed is not None:
             landed.append(where)
     return issues

@@ -221,11 +221,13 @@ def test_dagmath_app_binds_elsewhere_only_when_told(tmp_path) -> None:
 
     from dagmath_viz.cli.app import app_command
 
-    args = argparse.Namespace(extra=["--server.address", "0.0.0.0"], data=None, answers=None)
+    args = argparse.Namespace(
+        extra=["--server.address", "0.0.0.0"], data=None, answers=None, field_map=None
+    )
     command = app_command(args)
     assert "--server.address=127.0.0.1" not in command
     assert command[command.index("--server.address") + 1] == "0.0.0.0"
-    default = app_command(argparse.Namespace(extra=[], data=None, answers=None))
+    default = app_command(argparse.Namespace(extra=[], data=None, answers=None, field_map=None))
     assert "--server.address=127.0.0.1" in default
     assert "--browser.gatherUsageStats=false" in default
     script = (REPO_ROOT / "scripts" / "app.sh").read_text()

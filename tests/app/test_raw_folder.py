@@ -67,7 +67,10 @@ def test_compare_draws_both_models_from_their_files(monkeypatch, raw_run):
     at = on_page(app_on(monkeypatch, raw_run), "pages/compare.py")
     assert not [w for w in at.warning if "Steps not shown" in w.value]
     frames = [f.proto.srcdoc for f in at.get("iframe")]
-    assert len(frames) == 2
+    # the two graphs, and the aligned step text of both beside them (draw/aligned.py)
+    graphs = [f for f in frames if "window.edges" in f]
+    aligned = [f for f in frames if 'data-side="a"' in f and 'data-side="b"' in f]
+    assert len(graphs) == 2 and len(aligned) == 1 and len(frames) == 3
     assert all("statement v1" in f for f in frames)
 
 

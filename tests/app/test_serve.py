@@ -62,7 +62,7 @@ def test_a_missing_path_is_left_for_the_page_to_report(tmp_path):
 def test_dagmath_app_runs_serve_py():
     from dagmath_viz.cli.app import app_command
 
-    command = app_command(argparse.Namespace(extra=[], data=None, answers=None))
+    command = app_command(argparse.Namespace(extra=[], data=None, answers=None, field_map=None))
     assert command[:2] == launch_prefix(REPO_ROOT / "serve.py")
     assert server_script() == REPO_ROOT / "serve.py"
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 import streamlit as st
 
-from dagmath_viz.formats.loading import load_file
+from dagmath_viz.formats.registry import load_file
 from dagmath_viz.score.reference import score_trajectory, to_record
 from tests.app.helpers import app_on, on_page
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from gen_fake_server import error
 from gen_helpers import Labeller, asked_span, run_cli
 
-from dagmath_viz.formats.loading import load_paths
+from dagmath_viz.formats.discovery import load_paths
 
 REPO = Path(__file__).parents[2]
 

@@ -181,7 +181,7 @@ def test_prompt_hash_changes_with_the_prompt():
 
 def test_default_prompt_examples_are_valid_closed_solutions():
     # the two examples inside our prompt must themselves follow the format they teach
-    from dagmath_viz.formats.loading import parse_record
+    from dagmath_viz.formats.records import parse_record
     from dagmath_viz.score.reference import score_trajectory
 
     blocks = DEFAULT_SYSTEM_PROMPT.split("Solution:\n")[1:]

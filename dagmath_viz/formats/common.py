@@ -1,0 +1,138 @@
+"""What the format readers share: the result of reading a file, and the small value readers.
+
+Every reader turns a file into a :class:`FileLoad`; the helpers here read one JSON value
+the same way in every format (a text field, a step id, an answer, a difficulty), so a
+malformed value is described alike whichever file it came from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from dagmath_viz.schema import Fault, InputError, LoadIssue, Trajectory
+from dagmath_viz.text import short_repr, step_name
+
+__all__ = [
+    "MAX_ID_CHARS",
+    "FileContext",
+    "FileLoad",
+    "answer_text",
+    "as_read",
+    "difficulty",
+    "fault",
+    "file_failure",
+    "first_str",
+    "is_sample_id",
+    "json_type",
+    "text_field",
+    "without_file",
+]
+
+#: Longest step id or parent kept verbatim when it is not an integer (see :func:`as_read`).
+MAX_ID_CHARS = 64
+
+
+class FileLoad(NamedTuple):
+    """What one file holds: trajectories, pre-scored records, and the issues met."""
+
+    trajectories: list[Trajectory]
+    scored: list[dict]
+    issues: list[LoadIssue]
+
+
+@dataclass(frozen=True, slots=True)
+class FileContext:
+    """What a file's place tells about its records (model, dataset, problem)."""
+
+    file: str
+    model: str | None  # from the official layout's grandparent folder
+    dataset: str
+    problem_id: str | None  # from the file name
+
+
+def file_failure(path: Path, exc: InputError) -> FileLoad:
+    """The load of a file that could not be read at all: one issue at ``file``."""
+    return FileLoad([], [], [LoadIssue(str(path), "file", without_file(exc, path))])
+
+
+def text_field(
+    item: dict, names: tuple[str, str], sid: Any, faults: list[Fault], position: int
+) -> str:
+    """The first of ``names`` present in ``item`` as text; a non-text value is a fault."""
+    for name in names:
+        value = item.get(name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            return value
+        message = f"{step_name(sid)}: field '{name}' is {json_type(value)}, expected text"
+        faults.append(fault(sid, message, position))
+        return short_repr(value, 1000)
+    return ""
+
+
+def as_read(value: Any) -> Any:
+    """A step id or parent as read, when it is a JSON scalar; else a short text naming it.
+
+    Ids that are not integers make the trajectory illegal whatever they are, but a nested
+    list (JSON allows 1,000 levels) or a megabyte of text would then travel through every
+    message, record and page: keep a bounded description instead.
+    """
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str) and len(value) <= MAX_ID_CHARS:
+        return value
+    return short_repr(value, MAX_ID_CHARS)
+
+
+def fault(step_id: Any, message: str, position: int | None = None) -> Fault:
+    """A fault found while reading (kind ``record``), at ``position`` in the steps kept."""
+    return Fault(step_id, "record", message, () if position is None else (position,))
+
+
+def first_str(*values: Any) -> str | None:
+    """The first value that is non-blank text, stripped."""
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def answer_text(value: Any) -> str | None:
+    """An answer as text (``12.0`` is ``12``); None for anything that is not a scalar."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str | int | float):
+        return str(value).strip()
+    return None
+
+
+def difficulty(value: Any) -> float | None:
+    """A finite number, or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def is_sample_id(value: Any) -> bool:
+    """An integer that fits a 64-bit signed column (tables and the app's keys hold them)."""
+    return type(value) is int and -(2**63) <= value < 2**63
+
+
+def json_type(value: Any) -> str:
+    """The type of a JSON value as messages name it (``null`` for None)."""
+    return "null" if value is None else type(value).__name__
+
+
+def without_file(exc: InputError, path: Path) -> str:
+    """An error's message without the leading ``<path>: `` (the issue names the file)."""
+    return str(exc).removeprefix(f"{path}: ")

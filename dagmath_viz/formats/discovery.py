@@ -1,0 +1,211 @@
+"""Discovery: the folder walk that finds a run's data files and answer keys, and a whole load.
+
+:func:`discover` walks the given paths, asks the registry which format claims each file
+and reads the answer keys; :meth:`Discovery.read` reads one data file with the answer keys
+that cover it; :func:`load_paths` does both for every file. Every problem met is a
+:class:`LoadIssue` naming the file and the place; a bad file never stops the others from
+loading, and a bad record never stops its file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dagmath_viz import jsonio
+from dagmath_viz.formats.answer_keys import AnswerKey, AnswerKeys, load_answer_key
+from dagmath_viz.formats.common import FileLoad, without_file
+from dagmath_viz.formats.fieldmap import FieldMap
+from dagmath_viz.formats.registry import TRAJECTORY_FILES, Format, format_of, load_file
+from dagmath_viz.schema import InputError, LoadIssue, Trajectory
+
+__all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "load_paths"]
+
+#: Why a file named on its own is skipped: no format reads it.
+NOT_READ = f"not a {TRAJECTORY_FILES} file"
+
+
+def load_paths(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    exclude: Sequence[str | Path] = (),
+    fields: FieldMap | None = None,
+) -> LoadResult:
+    """Load every trajectory under ``paths`` (files or folders, read recursively).
+
+    Reference answers come, in order of precedence, from ``answers``, from the record's
+    ``answer``/``gold_answer`` field, from a gold file's ``final_answer``, and from the
+    nearest ``answers.json|jsonl|csv`` in the record's folder or above it (within the
+    given folder). Difficulty from an answer key fills records that lack one.
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    found = discover(paths, answers, exclude=exclude, fields=fields)
+    issues = list(found.issues)
+    trajectories: list[Trajectory] = []
+    scored: list[dict] = []
+    for f in found.data_files:
+        loaded = found.read(f)
+        issues.extend(loaded.issues)
+        scored.extend(loaded.scored)
+        trajectories.extend(loaded.trajectories)
+    return LoadResult(
+        trajectories=tuple(trajectories),
+        issues=tuple(issues),
+        files_read=found.files_read,
+        scored_records=tuple(scored),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """What a load produced: trajectories, pre-scored records, and every issue met."""
+
+    trajectories: tuple[Trajectory, ...]
+    issues: tuple[LoadIssue, ...]
+    files_read: int
+    scored_records: tuple[dict, ...] = ()
+
+    @property
+    def errors(self) -> tuple[LoadIssue, ...]:
+        return tuple(i for i in self.issues if i.severity == "error")
+
+    @property
+    def unreadable_files(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(i.file for i in self.issues if i.location == "file"))
+
+
+def discover(
+    paths: Sequence[str | Path],
+    answers: str | Path | AnswerKey | None = None,
+    *,
+    exclude: Sequence[str | Path] = (),
+    fields: FieldMap | None = None,
+) -> Discovery:
+    """Find the data files and read the answer keys under ``paths``.
+
+    Files are claimed by the formats of :data:`~dagmath_viz.formats.registry.FORMATS`;
+    inside a folder, names starting with a dot (files and folders: a generator's journal,
+    an editor's backup) are skipped, and a link leading outside the folder is refused.
+    ``exclude`` names files never to read (the run's own output): one met is skipped with a warning.
+
+    Raises:
+        InputError: the explicit ``answers`` file cannot be read.
+    """
+    explicit = load_answer_key(answers) if isinstance(answers, str | Path) else answers
+    excluded = {Path(os.path.realpath(p)) for p in exclude if str(p) != "-"}
+    data_files: list[Path] = []
+    answer_files: list[Path] = []
+    issues: list[LoadIssue] = []
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            issues.append(LoadIssue(str(root), "file", jsonio.NO_SUCH_FILE))
+            continue
+        if root.is_file():
+            layout = format_of(root)
+            if layout is None or layout.kind == "companion":
+                issues.append(LoadIssue(str(root), "file", f"skipped: {NOT_READ}"))
+                continue
+            candidates: list[tuple[Path, Format | None]] = [(root, layout)]
+        else:
+            found, refused = _walk(root)
+            issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
+            candidates = [(p, format_of(p)) for p in found]
+        for p, layout in candidates:
+            if layout is None or layout.kind == "companion":
+                continue
+            if excluded and Path(os.path.realpath(p)) in excluded:
+                issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))
+                continue
+            (answer_files if layout.kind == "answers" else data_files).append(p)
+    by_folder: dict[Path, AnswerKey] = {}
+    for f in answer_files:
+        try:
+            by_folder[f.parent.resolve()] = load_answer_key(f)
+        except InputError as exc:
+            issues.append(LoadIssue(str(f), "file", without_file(exc, f)))
+    return Discovery(
+        data_files=data_files,
+        answers=AnswerKeys(explicit, by_folder),
+        issues=issues,
+        files_read=len(data_files) + len(answer_files),
+        fields=fields,
+    )
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What a run reads: its data files in order, answer keys, issues met, files read."""
+
+    data_files: list[Path]
+    answers: AnswerKeys
+    issues: list[LoadIssue]
+    files_read: int
+    fields: FieldMap | None = None
+
+    def read(self, path: Path) -> FileLoad:
+        """One of the data files, read (:func:`load_file`), its trajectories given the
+        reference answers and difficulties of the answer keys that cover it."""
+        loaded = load_file(path, self.fields)
+        keys = self.answers.for_file(path)
+        return loaded._replace(
+            trajectories=[self.answers.apply(t, keys) for t in loaded.trajectories]
+        )
+
+
+def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Regular files under ``root`` (sorted), and what was refused or skipped, with why.
+
+    Names starting with a dot are skipped, with everything under them. Links are never
+    followed: one leading outside the folder is refused and named; one that stays inside
+    adds nothing its target does not already hold (the target is read once, by its own
+    name); a link to nothing is ignored like any broken link; a loop is named. A folder
+    that cannot be listed, and anything that is not a regular file (a FIFO, a socket, a
+    device), is named and skipped.
+    """
+    root_resolved = root.resolve()
+    found: list[Path] = []
+    refused: list[tuple[Path, str]] = []
+
+    def unlistable(exc: OSError) -> None:
+        refused.append((Path(exc.filename), f"skipped: cannot list the folder ({exc.strerror})"))
+
+    for folder, dirs, files in os.walk(root, onerror=unlistable):
+        # dot-files and dot-folders are private state (a generate run's journal, temporary
+        # files, editor and VCS folders), never results
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        base = Path(folder)
+        for name in [*dirs, *files]:
+            p = base / name
+            if name.startswith("."):
+                continue
+            if p.is_symlink():
+                reason = _link_refusal(p, root, root_resolved)
+                if reason:
+                    refused.append((p, reason))
+            elif name in files:
+                if p.is_file():
+                    found.append(p)
+                else:
+                    refused.append((p, "skipped: not a regular file"))
+    found.sort()
+    refused.sort(key=lambda item: item[0])
+    return found, refused
+
+
+def _link_refusal(link: Path, root: Path, root_resolved: Path) -> str | None:
+    """Why a link inside a data folder is named (None: it adds nothing, silently)."""
+    try:
+        target = link.resolve(strict=False)
+    except (OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a loop
+        return "refused: a link that loops"
+    if not target.is_relative_to(root_resolved):
+        return (
+            f"refused: a link leading outside the data folder {root}" if target.exists() else None
+        )
+    return None

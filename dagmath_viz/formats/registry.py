@@ -1,0 +1,176 @@
+"""The format registry: every file this package reads, and how.
+
+A :class:`Format` owns its files end to end: how one is recognised (name, suffix, or a
+look at the content), how it is read (a :class:`~dagmath_viz.formats.common.FileLoad`),
+how its bytes become JSON documents so that one record can be read back alone
+(:mod:`dagmath_viz.formats.sources`), and what its file name says (the context). A new
+format is one module and one line of :data:`FORMATS`; uploads, the app's uploader,
+discovery, the fast scorer and the ``source`` back-pointer all ask this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from dagmath_viz.formats import (
+    answer_keys,
+    gold,
+    hf_json,
+    json_records,
+    jsonl_gz,
+    ndjson,
+    official,
+    parquet,
+    thought_anchors,
+)
+from dagmath_viz.formats.common import FileContext, FileLoad
+from dagmath_viz.formats.fieldmap import FieldMap
+from dagmath_viz.formats.records import LINES, Documents, plain_context, read_records
+from dagmath_viz.jsonio import Document
+
+__all__ = [
+    "DATA_SUFFIXES",
+    "FORMATS",
+    "DOCUMENT_PLACES",
+    "ITEM_PLACE",
+    "TRAJECTORY_FILES",
+    "TRAJECTORY_SUFFIXES",
+    "Format",
+    "file_context",
+    "documents_of",
+    "format_of",
+    "load_file",
+    "record_form",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One kind of file: which files it claims and how one of them is read.
+
+    ``kind`` is ``trajectories``, ``answers`` (an answer key, read by
+    :func:`dagmath_viz.formats.answer_keys.load_answer_key`) or ``companion`` (read as
+    part of another file of the format, never on its own). A format of JSON records gives
+    ``documents`` (how its bytes become JSON documents), ``form`` (see
+    :meth:`record_form`) and ``context``; any other gives ``read``. ``suffixes`` are the
+    endings of its files (uploads keep only files that end so).
+    """
+
+    name: str
+    kind: str
+    claims: Callable[[Path], bool]
+    suffixes: tuple[str, ...]
+    read: Callable[[Path], FileLoad] | None = None
+    documents: Documents | None = None
+    form: Callable[[Path], str] | None = None
+    context: Callable[[Path], FileContext] = plain_context
+
+    def record_form(self, path: Path) -> str | None:
+        """How ``path`` holds JSON records: :data:`~dagmath_viz.formats.records.DOCUMENT`
+        (one JSON document, which the fast scorer may read), ``LINES`` (plain JSON Lines,
+        which may be scored JSONL read a slice at a time), ``ROWS`` (another container,
+        read through :attr:`documents`), or None (not a file of JSON records)."""
+        return None if self.form is None else self.form(path)
+
+    def load(self, path: Path, fields: FieldMap | None = None) -> FileLoad:
+        """Every trajectory (and pre-scored record) in ``path``, with the issues met."""
+        if self.read is not None:
+            return self.read(path)
+        if self.documents is None:
+            raise TypeError(f"format {self.name} reads no file on its own")
+        lines = self.record_form(path) == LINES
+        return read_records(path, self.documents, self.context(path), lines=lines, fields=fields)
+
+
+def _records(name: str, module: ModuleType, suffixes: tuple[str, ...]) -> Format:
+    """A format of JSON records, from its module's ``claims``, ``documents`` and ``form``."""
+    return Format(
+        name,
+        "trajectories",
+        module.claims,
+        suffixes,
+        documents=module.documents,
+        form=module.form,
+        context=getattr(module, "context", plain_context),
+    )
+
+
+_JSON = (".json", ".jsonl")
+
+#: Every known format, most specific first; a new format is one line here.
+FORMATS: tuple[Format, ...] = (
+    Format("answer key", "answers", answer_keys.claims, (".json", ".jsonl", ".csv")),
+    Format(
+        "thought-anchors",
+        "trajectories",
+        thought_anchors.claims,
+        (".json",),
+        read=thought_anchors.read,
+    ),
+    Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
+    _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
+    _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
+    _records("JSON Lines in .json", hf_json, (".json",)),  # Dataset.to_json()
+    _records("NDJSON", ndjson, (ndjson.SUFFIX,)),
+    _records("JSON Lines, gzipped", jsonl_gz, (jsonl_gz.SUFFIX,)),
+    _records("Parquet", parquet, (parquet.SUFFIX,)),
+    _records("JSON records", json_records, json_records.SUFFIXES),  # a list, an object, JSONL
+)
+#: Every ending of a file some format reads (uploads and the app's uploader keep these).
+DATA_SUFFIXES: tuple[str, ...] = tuple(dict.fromkeys(s for f in FORMATS for s in f.suffixes))
+#: Every ending of a file of trajectories (what a data file given by name must end in).
+TRAJECTORY_SUFFIXES: tuple[str, ...] = tuple(
+    dict.fromkeys(s for f in FORMATS if f.kind == "trajectories" for s in f.suffixes)
+)
+#: The endings above as a message says them (".json, .jsonl ... or .parquet").
+TRAJECTORY_FILES = f"{', '.join(TRAJECTORY_SUFFIXES[:-1])} or {TRAJECTORY_SUFFIXES[-1]}"
+#: The words of a record's place in a file, as ``source`` writes them (``line 7, item 2``):
+#: a document's (a line of JSON Lines, a row of a columnar file), then an item's in a list.
+DOCUMENT_PLACES = ("line", "row")
+ITEM_PLACE = "item"
+_FALLBACK = FORMATS[-1]
+
+
+def format_of(path: Path) -> Format | None:
+    """The format that claims ``path``, or None (not a file this package reads)."""
+    return next((f for f in FORMATS if f.claims(path)), None)
+
+
+def load_file(path: Path, fields: FieldMap | None = None) -> FileLoad:
+    """Every trajectory (and pre-scored record) in one file, with the issues met.
+
+    The file is read as its format says; a file no format claims (or a companion named
+    on its own) is read as JSON records.
+    """
+    path = Path(path)
+    found = format_of(path)
+    if found is None or (found.read is None and found.documents is None):
+        found = _FALLBACK
+    return found.load(path, fields)
+
+
+def documents_of(path: Path, data: bytes) -> Iterable[Document]:
+    """The JSON documents of ``path``'s bytes, as its format reads them (a file no format
+    of records claims is read as JSON records, as :func:`load_file` does)."""
+    found = format_of(path)
+    read = found.documents if found is not None and found.documents is not None else None
+    return (read or _FALLBACK.documents or _no_documents)(path, data)
+
+
+def _no_documents(path: Path, data: bytes) -> Iterable[Document]:
+    return ()
+
+
+def record_form(path: Path) -> str | None:
+    """How ``path`` holds JSON records (:meth:`Format.record_form`); None for any other."""
+    found = format_of(path)
+    return None if found is None else found.record_form(path)
+
+
+def file_context(path: Path) -> FileContext:
+    """What ``path``'s place tells about its records (model, dataset, problem id)."""
+    found = format_of(path)
+    return (found.context if found is not None else plain_context)(path)
