@@ -330,7 +330,7 @@ class AnswerChecker:
         elif not ref or not pred:
             verdict = Verdict(False, "different")
         else:
-            verdict = number_verdict(ref, pred) or _exact_verdict(ref, pred)
+            verdict = _fast_verdict(ref, pred)
         if verdict is not None:
             self._cache[key] = verdict
         return verdict
@@ -509,6 +509,20 @@ def _plain_number(text: str) -> tuple[Fraction, bool] | None:
         return sign * Fraction(int(m["int"] + m["dec"]), 10 ** len(m["dec"])), False
     num, den = (m["num"], m["den"]) if m["num"] is not None else (m["fnum"], m["fden"])
     return sign * Fraction(int(num), int(den)), True
+
+
+def _fast_verdict(reference: str, prediction: str) -> Verdict | None:
+    """Plain numbers, then exact forms; None (the worker decides) if either goes wrong.
+
+    Both run in this process on model text, outside the worker's deadline: they bound their
+    own work, and this is the boundary that keeps a fault in them (a ``RecursionError``, an
+    ``OverflowError``, a ``ValueError`` from a 5,000-digit ``int()``) one pair's business,
+    never the run's.
+    """
+    try:
+        return number_verdict(reference, prediction) or _exact_verdict(reference, prediction)
+    except (ArithmeticError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _exact_verdict(reference: str, prediction: str) -> Verdict | None:

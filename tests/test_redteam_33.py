@@ -1,0 +1,134 @@
+"""Issue 33 (red team, third round): each item's hostile input, made here by the test.
+
+Nothing here is a committed bomb: every input is generated at test time, small on disk, and
+the tests that run a command do it in a subprocess with a timeout (a hang guard, not a
+timing test). Each test is named for the issue's item it guards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dagmath_viz.answers import exactforms
+from dagmath_viz.answers.check import AnswerChecker
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: 3,000 nested parentheses: the recursive reader went past Python's recursion limit
+NESTED = "(" * 3000 + "6" + ")" * 3000
+#: pi to the 4096th beside a decimal: the float comparison overflowed
+PI_TOWER = "{" * 4 + r"\pi" + "^8}" * 4
+#: one integer of 5,000 digits: past int()'s 4,300-digit limit
+LONG_DIGITS = "7" * 5000
+#: 11 levels of ^8: 2^(8^11), an integer of about 1 GB, built in the server process
+POWER_TOWER = "{" * 11 + "2" + "^8}" * 11
+
+
+def _steps(final: str) -> list[dict]:
+    return [
+        {"step_id": 1, "thinking": "given", "direct_dependent_steps": None, "text": "x = 2"},
+        {"step_id": 2, "thinking": "so", "direct_dependent_steps": [1], "text": final},
+    ]
+
+
+def _record(problem_id: str, final: str, answer: str = "6", **extra) -> dict:
+    record = {"problem_id": problem_id, "sample_id": 0, "model": "m", "answer": answer}
+    return {**record, "steps": _steps(final), **extra}
+
+
+def _dagmath(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(  # the timeout is the hang guard
+        [sys.executable, "-m", "dagmath_viz", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def _scored(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# ------------------------------------------------------------------ item 1: one answer, one record
+
+
+@pytest.mark.parametrize(
+    ("reference", "prediction"),
+    [("6", NESTED), ("0.5", PI_TOWER), ("6", LONG_DIGITS), ("6", f"{LONG_DIGITS}+1")],
+    ids=["nested", "pi-tower-vs-decimal", "long-digits", "long-digits-sum"],
+)
+def test_item1_exact_reader_leaves_hostile_answers_to_the_worker(reference, prediction):
+    # outside the reader's limits: not read (None), so math-verify decides under its deadline
+    assert exactforms.exact_verdict(reference, prediction) is None
+    assert exactforms.exact_verdict(prediction, reference) is None
+
+
+def test_item1_quick_verdict_never_raises_on_hostile_answers():
+    checker = AnswerChecker()
+    for prediction in (NESTED, PI_TOWER, LONG_DIGITS, POWER_TOWER):
+        assert checker.quick_verdict("0.5", prediction) is None  # the worker's to decide
+
+
+def test_item1_exact_reader_still_reads_its_subset_within_the_limits():
+    # the limits must not cost ordinary answers: these are decided exactly, as before
+    assert exactforms.exact_verdict("256", "{2^4}^2") is True
+    assert exactforms.exact_verdict(r"\pi^8", r"{\pi^4}^2") is True
+    assert exactforms.exact_verdict("(" * 20 + "6" + ")" * 20, "6") is True
+    assert exactforms.exact_verdict("1000000000000", "999999999999") is False
+
+
+def test_item1_power_tower_builds_no_huge_integer_in_process():
+    # 2^(8^11) is about 1 GB: under a 1 GB address-space cap the old reader died of
+    # MemoryError (or ran into the hang guard); a bounded one answers "not read" at once
+    script = textwrap.dedent(
+        f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        from dagmath_viz.answers.exactforms import exact_verdict
+        print(exact_verdict("6", {POWER_TOWER!r}))
+        """
+    )
+    proc = subprocess.run(  # the timeout is the hang guard
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "None"
+
+
+def test_item1_score_keeps_every_record_beside_crafted_answers(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    finals = {
+        "1": r"The final answer is $\boxed{6}$.",
+        "2": r"$\boxed{" + NESTED + "}$",
+        "3": r"$\boxed{" + PI_TOWER + "}$",
+        "4": r"$\boxed{" + LONG_DIGITS + "}$",
+        "5": r"The final answer is $\boxed{6}$.",
+    }
+    for pid, final in finals.items():
+        answer = "0.5" if pid == "3" else "6"
+        (data / f"problem_{pid}.json").write_text(json.dumps([_record(pid, final, answer)]))
+    out = tmp_path / "scored.jsonl"
+    proc = _dagmath("score", str(data), "-o", str(out), "--no-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    by_id = {r["problem_id"]: r for r in _scored(out)}
+    assert sorted(by_id) == ["1", "2", "3", "4", "5"]  # good and crafted records alike
+    assert by_id["1"]["answer_check"] == by_id["5"]["answer_check"] == "equal"
+    assert by_id["1"]["final_correct"] is True and by_id["5"]["final_correct"] is True
+    for pid in ("2", "3", "4"):  # each crafted answer is that record's verdict, never right
+        assert by_id[pid]["final_correct"] is False
+        assert by_id[pid]["answer_check"].startswith(("different", "timeout", "error"))
