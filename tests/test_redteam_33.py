@@ -132,3 +132,53 @@ def test_item1_score_keeps_every_record_beside_crafted_answers(tmp_path):
     for pid in ("2", "3", "4"):  # each crafted answer is that record's verdict, never right
         assert by_id[pid]["final_correct"] is False
         assert by_id[pid]["answer_check"].startswith(("different", "timeout", "error"))
+
+
+# ------------------------------------------------------------------ item 5: digits from text
+
+
+def test_item5_natural_key_orders_ids_past_the_int_digit_limit():
+    from dagmath_viz.run.corpus import natural_key
+
+    huge = "problem " + LONG_DIGITS  # 5,000 digits: int() refuses it
+    ids = [huge, "problem 10", "problem 2", "problem " + "6" * 5000, "problem 02"]
+    # numeric order, by hand: 2 = 02 < 10 < 666…6 < 777…7 (same length, digits decide)
+    assert sorted(ids, key=natural_key) == [
+        "problem 2", "problem 02", "problem 10", "problem " + "6" * 5000, huge
+    ]  # fmt: skip
+
+
+def test_item5_a_scored_source_position_of_5000_digits_is_not_found_never_a_crash(tmp_path):
+    from dagmath_viz.formats.sources import SourceReader, parse_source
+
+    data = tmp_path / "runs.json"
+    data.write_text(json.dumps([_record("1", r"$\boxed{6}$")]))
+    reader = SourceReader([tmp_path])
+    for source in (f"{data}[{LONG_DIGITS}]", f"{data}:item {LONG_DIGITS}"):
+        ref = parse_source(source)
+        assert ref.position is None and ref.location is None  # not a place: a bare name
+        traj, why = reader.read(source)
+        assert traj is None and why.startswith("source file not found")
+    traj, why = reader.read(f"{data}:item 1")  # an ordinary place is still read
+    assert why is None and traj.problem_id == "1"
+
+
+def test_item5_depends_on_past_the_int_digit_limit_is_that_trajectory_fault(tmp_path):
+    folder = tmp_path / "ta" / "m" / "correct_base_solution" / "problem_7"
+    folder.mkdir(parents=True)
+    chunks = [
+        {"chunk": "let x = 2", "chunk_idx": 0, "depends_on": []},
+        {"chunk": r"so \boxed{3}", "chunk_idx": 1, "depends_on": [LONG_DIGITS]},
+    ]
+    (folder / "chunks_labeled.json").write_text(json.dumps(chunks))
+    (folder / "base_solution.json").write_text('{"answer": "3"}')
+    good = tmp_path / "ta" / "problem_1.json"
+    good.write_text(json.dumps([_record("1", r"The final answer is $\boxed{6}$.")]))
+    out = tmp_path / "scored.jsonl"
+    proc = _dagmath("score", str(tmp_path / "ta"), "-o", str(out), "--no-cache")
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert proc.returncode in (0, 4), proc.stderr
+    by_id = {r["problem_id"]: r for r in _scored(out)}
+    assert by_id["1"]["class"] == "perfect"  # the good file beside it, whole
+    assert by_id["7"]["class"] == "illegal"  # the bad parent is this trajectory's fault
+    assert any("step 1" in e for e in by_id["7"]["errors"]), by_id["7"]["errors"]

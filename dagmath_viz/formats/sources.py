@@ -39,10 +39,14 @@ __all__ = [
 
 #: Category of a dead end whose trajectory's steps could not be read.
 UNKNOWN = "unknown"
-_LOCATION = re.compile(r"^(?P<file>.+?):(?P<where>(?:line \d+, )?(?:line|item) \d+)$")
-_POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>\d+)\]$")
+#: (A number in a source has at most 18 ASCII digits: it comes from the record, model-supplied
+#: text, and ``int()`` refuses more than 4,300 digits; a source not matching is a bare file.)
+_LOCATION = re.compile(
+    r"^(?P<file>.+?):(?P<where>(?:line [0-9]{1,18}, )?(?:line|item) [0-9]{1,18})$"
+)
+_POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>[0-9]{1,18})\]$")
 #: A place a record can be read from alone: ``item 2``, ``line 7`` or ``line 7, item 2``.
-_PLACE = re.compile(r"^(?:line (?P<line>\d+)(?:, )?)?(?:item (?P<item>\d+))?$")
+_PLACE = re.compile(r"^(?:line (?P<line>[0-9]{1,18})(?:, )?)?(?:item (?P<item>[0-9]{1,18}))?$")
 #: Bytes allowed per step and per trajectory beyond their text (:func:`trajectory_bytes`).
 _PER_STEP = 400
 _PER_TRAJECTORY = 2000

@@ -13,6 +13,7 @@ kept as a Parquet copy (:mod:`dagmath_viz.store.frames`) that later loads read i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,10 +111,20 @@ class Corpus:
 
 
 def natural_key(text: str) -> tuple:
-    """Sort key putting "problem 2" before "problem 10"."""
-    import re
+    """Sort key putting "problem 2" before "problem 10".
 
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+    A run of digits is compared by its length without leading zeros, then by its digits:
+    the order of the numbers they write, with no ``int()`` (which refuses a model-supplied
+    id of more than 4,300 digits).
+
+    >>> sorted(["p10", "p2", "p" + "9" * 5000, "p02"], key=natural_key)[:3]
+    ['p2', 'p02', 'p10']
+    """
+    parts = _DIGIT_RUNS.split(text)  # text, digits, text, digits, ..., text
+    return tuple((len(t.lstrip("0")), t.lstrip("0")) if i % 2 else t for i, t in enumerate(parts))
+
+
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
 
 
 def load_corpus(
