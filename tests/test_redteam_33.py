@@ -182,3 +182,60 @@ def test_item5_depends_on_past_the_int_digit_limit_is_that_trajectory_fault(tmp_
     assert by_id["1"]["class"] == "perfect"  # the good file beside it, whole
     assert by_id["7"]["class"] == "illegal"  # the bad parent is this trajectory's fault
     assert any("step 1" in e for e in by_id["7"]["errors"]), by_id["7"]["errors"]
+
+
+# ------------------------------------------------------------------ item 7: timeouts are not kept
+
+
+def _flaky_worker(checker: AnswerChecker, verdicts: list) -> list:
+    """Stand in for math-verify: the verdicts in turn (a busy machine, then a quiet one)."""
+    from dagmath_viz.answers.check import Verdict
+
+    asked = []
+
+    def ask(reference: str, prediction: str) -> Verdict:
+        asked.append((reference, prediction))
+        return verdicts[min(len(asked), len(verdicts)) - 1]
+
+    checker._ask_worker = ask
+    return asked
+
+
+def test_item7_a_timeout_or_error_is_asked_again_not_remembered():
+    from dagmath_viz.answers.check import Verdict
+
+    checker = AnswerChecker()
+    pair = (r"\sin(x)", r"\sin x")  # outside every fast path: the worker decides
+    asked = _flaky_worker(checker, [Verdict(False, "timeout"), Verdict(True, "verified")])
+    assert checker.check(*pair) == Verdict(False, "timeout")
+    assert checker.quick_verdict(*pair) is None  # not a cached verdict
+    assert checker.check(*pair) == Verdict(True, "verified")
+    assert asked == [pair, pair]
+    other = AnswerChecker()  # a verdict learned from elsewhere: a timeout is not taken either
+    other.learn("a", "b", Verdict(False, "timeout"))
+    other.learn("c", "d", Verdict(False, "error: RecursionError"))
+    other.learn("e", "f", Verdict(True, "verified"))
+    assert other.quick_verdict("a", "b") is None and other.quick_verdict("c", "d") is None
+    assert other.quick_verdict("e", "f") == Verdict(True, "verified")
+
+
+def test_item7_a_raw_folders_run_copy_never_keeps_a_timeout(tmp_path, monkeypatch):
+    from dagmath_viz.answers.check import Verdict
+    from dagmath_viz.run.corpus import load_corpus
+
+    frames = tmp_path / "frames"
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(frames))
+    monkeypatch.delenv("DAGMATH_FRAME_CACHE", raising=False)
+    data = tmp_path / "run"
+    data.mkdir()
+    record = _record("1", r"The final answer is $\boxed{\sin x}$.", answer=r"\sin(x)")
+    (data / "problem_1_all_samples.json").write_text(json.dumps([record]))
+    checker = AnswerChecker()
+    _flaky_worker(checker, [Verdict(False, "timeout"), Verdict(True, "verified")])
+    first = load_corpus([data], checker=checker, stream_bytes=0)  # the streamed, kept path
+    assert first.scored["answer_check"].tolist() == ["timeout"]
+    assert not list(frames.glob("run*.parquet"))  # a busy machine's verdict is not kept
+    again = load_corpus([data], checker=checker, stream_bytes=0)
+    assert again.scored["answer_check"].tolist() == ["verified"]
+    assert again.scored["final_correct"].tolist() == [True]
+    assert len(list(frames.glob("run*.parquet"))) == 1  # settled verdicts are kept as before
