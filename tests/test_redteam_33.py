@@ -239,3 +239,57 @@ def test_item7_a_raw_folders_run_copy_never_keeps_a_timeout(tmp_path, monkeypatc
     assert again.scored["answer_check"].tolist() == ["verified"]
     assert again.scored["final_correct"].tolist() == [True]
     assert len(list(frames.glob("run*.parquet"))) == 1  # settled verdicts are kept as before
+
+
+# ------------------------------------------------------------------ item 2: wide records
+
+#: one scored record as `dagmath score` writes it (every field of RECORD_FIELDS)
+SCORED = {
+    "model": "m", "dataset": "d", "problem_id": "1", "sample_id": 0, "difficulty": None,
+    "domain": None, "n_nodes": 2, "n_edges": 1, "density": 1.0, "max_in_degree": 1,
+    "max_out_degree": 1, "dead_ends": [], "closeness_rate": 1.0, "closed": True,
+    "ancestor_share": 1.0, "predicted_answer": "6", "reference_answer": "6",
+    "final_correct": True, "perfect": True, "class": "perfect", "answer_check": "equal",
+    "errors": [], "source": "runs/m/d/problem_1.json:item 1", "answer_step": 2,
+}  # fmt: skip
+
+
+def test_item2_each_records_own_key_never_widens_the_frame(tmp_path, monkeypatch):
+    from dagmath_viz.run import corpus
+    from dagmath_viz.score.reference import RECORD_FIELDS
+
+    OTHER_FIELDS = "other_fields"  # noqa: N806 - the README's name for the one JSON column
+
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
+    monkeypatch.setattr(corpus, "SCORED_SLICE", 4096)  # many slices: _concat joins them
+    n = 3000
+    lines = []
+    for i in range(n):
+        record = {**SCORED, "problem_id": str(i), f"key_{i}": i}  # a key of its own
+        if i % 3 == 0:
+            record = {**SCORED, "problem_id": str(i)}  # and some with none
+        lines.append(json.dumps(record))
+    path = tmp_path / "wide.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    frame = corpus.load_corpus([path]).scored
+    assert len(frame) == n
+    assert sorted(frame.columns) == sorted([*RECORD_FIELDS, OTHER_FIELDS])  # 25, not 2,024
+    other = frame.set_index("problem_id")[OTHER_FIELDS]
+    assert json.loads(other["7"]) == {"key_7": 7} and json.loads(other["2999"]) == {
+        "key_2999": 2999
+    }
+    assert other["3"] is None or other["3"] != other["3"]  # no other field: empty
+    assert frame["class"].eq("perfect").all()  # the known fields are untouched
+
+
+def test_item2_report_on_wide_records_reads_them(tmp_path):
+    path = tmp_path / "wide.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({**SCORED, "problem_id": str(i), f"k{i}": "x"}) + "\n" for i in range(50)
+        )
+    )
+    proc = _dagmath("report", str(path), "--format", "csv", "--bootstrap", "0")
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()[:2]
+    assert header.startswith("model,dataset") and row.startswith("m,d,")
