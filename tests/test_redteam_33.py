@@ -293,3 +293,34 @@ def test_item2_report_on_wide_records_reads_them(tmp_path):
     assert proc.returncode == 0, proc.stderr
     header, row = proc.stdout.splitlines()[:2]
     assert header.startswith("model,dataset") and row.startswith("m,d,")
+
+
+# ------------------------------------------------------------------ item 6: Efficiency figures
+
+#: a CSS url() in a legend entry was fetched by the browser
+FETCHING = '<span style="background:url(http://127.0.0.2:9/x.png)">both</span>'
+
+
+def test_item6_efficiency_overlap_reaches_the_legend_escaped():
+    import pandas as pd
+
+    from dagmath_viz.draw import figures
+
+    table = pd.DataFrame(
+        {
+            "strategy": ["dfs", "bfs", f"<b>{FETCHING}</b>"],
+            "irrelevant": ["tree"] * 3,
+            "overlap": [FETCHING, "none", "entity"],
+            "control": [False] * 3,
+            "n": [3, 4, 5],
+            "accuracy": [1.0, 0.5, 0.2],
+            "efficiency": [0.5, 0.25, 0.75],
+        }
+    )
+    fig = figures.efficiency_figure(table, "tree")
+    spec = json.dumps(json.loads(fig.to_json()))  # decoded: to_json writes "<" as \\u003c
+    assert "<span" not in spec and "<b>" not in spec  # no markup anywhere in the figure
+    names = {trace.name for trace in fig.data}  # the legend: one trace per overlap
+    assert figures.text(FETCHING) in names and {"none", "entity"} <= names
+    xs = {x for trace in fig.data for x in trace.x}
+    assert figures.text(f"<b>{FETCHING}</b>") in xs and "dfs" in xs

@@ -391,7 +391,9 @@ def efficiency_figure(table: pd.DataFrame, structure: str) -> go.Figure:
     ``table`` is :func:`dagmath_viz.logic.efficiency_table` output (control rows left out).
     """
     part = table[(table["irrelevant"] == structure) & ~table["control"].astype(bool)]
-    part = _texts(part, ("strategy",))
+    # every string column the figure shows comes from someone's records: the overlap (the
+    # legend) as much as the strategy (the axis); the known words read the same escaped
+    part = _texts(part, ("strategy", "overlap", "irrelevant"))
     order = [o for o in ("none", "entity", "agent", "both") if o in set(part["overlap"])]
     fig = px.bar(
         part, x="strategy", y="efficiency", color="overlap", barmode="group",
