@@ -58,7 +58,9 @@ if ONE_MODEL:
         )
     )
 else:
-    models = st.multiselect("Models (two or more)", all_models, key="cmp_models")
+    models = st.multiselect(
+        "Models (two or more)", all_models, key="cmp_models", format_func=common.shown_option
+    )
 if st.session_state.get("cmp_unknown"):
     if models == [m for m in st.query_params.get_all("models") if m in all_models]:
         names = ", ".join(f"“{m}”" for m in st.session_state["cmp_unknown"])
@@ -159,8 +161,13 @@ st.subheader("Across problems")
 pp = common.derived("per_problem", lambda: metrics.per_problem(df))
 pp = pp[pp["dataset"] == dataset]
 pair = st.columns(2)
-model_a = pair[0].selectbox("Model A", models, index=0, key="cmp_a")
-model_b = pair[1].selectbox("Model B", [m for m in models if m != model_a], index=0, key="cmp_b")
+model_a = pair[0].selectbox(
+    "Model A", models, index=0, key="cmp_a", format_func=common.shown_option
+)
+model_b = pair[1].selectbox(
+    "Model B", [m for m in models if m != model_a], index=0, key="cmp_b",
+    format_func=common.shown_option,
+)  # fmt: skip
 st.caption(
     "One marker per distinct pair of values; its size and number count the problems there. "
     "Click a marker to list those problems' trajectories."
@@ -204,7 +211,7 @@ st.markdown(
     f"t, as on the leaderboard) — A = {escape_markdown(model_a)}, B = {escape_markdown(model_b)}"
 )
 diff_table = pd.DataFrame(rows)
-st.dataframe(diff_table, hide_index=True, width="stretch")
+st.dataframe(common.visible(diff_table), hide_index=True, width="stretch")
 common.download(diff_table, "paired_differences.csv", "Download the differences (CSV)")
 
 curve = metrics.auc_curve(df[df["model"].isin(models) & (df["dataset"] == dataset)])

@@ -324,3 +324,52 @@ def test_item6_efficiency_overlap_reaches_the_legend_escaped():
     assert figures.text(FETCHING) in names and {"none", "entity"} <= names
     xs = {x for trace in fig.data for x in trace.x}
     assert figures.text(f"<b>{FETCHING}</b>") in xs and "dfs" in xs
+
+
+# ------------------------------------------------------------------ item 10: look-alike text
+
+ZWSP, RLO = "\u200b", "\u202e"
+#: three names that displayed as the same "good-model"
+LOOK_ALIKES = ["good-model", f"good-model{ZWSP}", f"{RLO}ledom-doog"]
+
+
+def test_item10_zero_width_and_bidi_characters_are_tagged_in_text():
+    from dagmath_viz.text import escape_markdown, plain, reveal_bidi
+
+    assert reveal_bidi(f"4{ZWSP}") == "4[U+200B]"
+    assert plain(f"4{ZWSP}") == "4[U+200B]"  # the Trajectory page's predicted answer
+    assert escape_markdown(f"good{chr(0x2060)}model") == r"good\[U\+2060\]model"  # markdown-escaped
+    for ch in ("\u200c", "\u200d", "\ufeff", "\u00ad"):
+        assert reveal_bidi(f"a{ch}b") == f"a[U+{ord(ch):04X}]b"
+    assert reveal_bidi("plain 4, ½, é, 中文") == "plain 4, ½, é, 中文"  # visible text untouched
+
+
+def test_item10_look_alike_names_differ_in_figures_tables_and_boxes():
+    import pandas as pd
+
+    from dagmath_viz.draw import figures
+    from explorer import common
+
+    assert len({figures.text(n) for n in LOOK_ALIKES}) == 3
+    assert figures.text(LOOK_ALIKES[1]) == "good-model[U+200B]"
+    board = pd.DataFrame({"model": LOOK_ALIKES, "pass_at_1": [0.1, 0.5, 0.9]})
+    shown = common.visible(board)
+    assert shown["model"].tolist() == ["good-model", "good-model[U+200B]", "[U+202E]ledom-doog"]
+    assert board["model"].tolist() == LOOK_ALIKES  # the data itself (and downloads) as read
+    assert shown["pass_at_1"].tolist() == [0.1, 0.5, 0.9]
+    assert common.shown_option(LOOK_ALIKES[1]) == "good-model[U+200B]"
+
+
+def test_item10_boxed_answer_with_a_zero_width_space_is_shown_tagged(tmp_path):
+    from dagmath_viz.draw.render import render_dag_html
+    from dagmath_viz.schema import Step, Trajectory
+
+    steps = (Step(1, (), "x = 2"), Step(2, (1,), rf"so $\boxed{{4{ZWSP}}}$"))
+    html_page = render_dag_html(Trajectory("m", "d", "1", 0, steps))
+    assert "4[U+200B]" in html_page and ZWSP + "}" not in html_page
+
+
+def test_item10_cli_prints_zero_width_characters_escaped(tmp_path):
+    from dagmath_viz.cli.common import printable
+
+    assert printable(f"good-model{ZWSP}") == "good-model\\u200b"

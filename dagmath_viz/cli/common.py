@@ -240,9 +240,14 @@ class NothingLoadedError(InputError):
 # --------------------------------------------------------------------------- terminal output
 
 
-# C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
-# controls that can make "24" display as "42": shown as visible escapes, never sent raw.
-_BIDI_AND_C1 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 and C1 control characters (tab and newline excepted), DEL, the bidirectional
+# controls that can make "24" display as "42", and the characters that show as nothing
+# (zero-width space and joiners, word joiner, BOM, soft hyphen: "good-model\u200b" would
+# print as "good-model"): shown as visible escapes, never sent raw.
+_BIDI_AND_C1 = (
+    r"\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0"
+)
 _CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")
 _CONTROL_IN_LINE = re.compile(rf"[\x00-\x1f{_BIDI_AND_C1}]")
 
