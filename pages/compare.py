@@ -34,7 +34,7 @@ elif "cmp_models" in st.session_state:
     if kept != st.session_state["cmp_models"]:
         st.session_state["cmp_models"] = kept if len(kept) >= 2 else tables.default_comparison(df)
 if "cmp_models" not in st.session_state:  # never with one model: set above
-    asked = st.query_params.get_all("models")
+    asked = list(dict.fromkeys(st.query_params.get_all("models")))  # a model named twice: once
     unknown = [m for m in asked if m not in all_models]
     if unknown:
         st.session_state["cmp_unknown"] = unknown
@@ -62,7 +62,7 @@ else:
         "Models (two or more)", all_models, key="cmp_models", format_func=common.shown_option
     )
 if st.session_state.get("cmp_unknown"):
-    if models == [m for m in st.query_params.get_all("models") if m in all_models]:
+    if models == [m for m in dict.fromkeys(st.query_params.get_all("models")) if m in all_models]:
         names = ", ".join(f"“{m}”" for m in st.session_state["cmp_unknown"])
         st.error(
             escape_markdown(

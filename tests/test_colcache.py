@@ -335,7 +335,9 @@ def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
     (derived_a / "leaderboard.parquet").write_bytes(b"x" * 10)
     derived_b = viewcache.folder_of(tmp_path / "b.jsonl", "derived-key", frames)
     derived_b.mkdir()
-    (frames / "derived" / "0000-gone").mkdir()  # derived values of no copy
+    orphan = frames / "derived" / f"{'0' * 20}-{'1' * 20}"
+    orphan.mkdir()  # derived values of no copy, named as viewcache names them
+    (frames / "derived" / "0000-gone").mkdir()  # not a name the cache gives: the user's
     size = a.stat().st_size
     # room for two copies (and the 10 derived bytes): writing a third drops the oldest, a
     monkeypatch.setenv(colcache.MAX_MB_ENV, "0")
@@ -344,7 +346,8 @@ def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
     assert _copies(frames) == sorted([b, c])
     assert not derived_a.exists()
     assert derived_b.is_dir()  # b's copy stays, and so do its derived values
-    assert not (frames / "derived" / "0000-gone").exists()
+    assert not orphan.exists()
+    assert (frames / "derived" / "0000-gone").is_dir()  # never deleted (issue 33, item 13)
     # reading b makes it the most recent: the next write drops c, not b
     assert colcache.read(tmp_path / "b.jsonl", frames) is not None
     d = _copy_of(tmp_path, "d.jsonl", frames, 10**10)

@@ -373,3 +373,70 @@ def test_item10_cli_prints_zero_width_characters_escaped(tmp_path):
     from dagmath_viz.cli.common import printable
 
     assert printable(f"good-model{ZWSP}") == "good-model\\u200b"
+
+
+# ------------------------------------------------------------------ item 13: the smaller items
+
+
+def test_item13_frame_cache_folder_deletes_only_what_it_wrote(tmp_path, monkeypatch):
+    from dagmath_viz.run.corpus import load_corpus
+    from dagmath_viz.store import frames
+
+    folder = tmp_path / "mine"  # a folder of the user's, DAGMATH_FRAME_CACHE_DIR pointed at it
+    (folder / "derived" / "my-analysis").mkdir(parents=True)
+    (folder / "derived" / "my-analysis" / "notes.txt").write_text("keep me")
+    (folder / "results.parquet").write_bytes(b"PAR1 the user's own table PAR1")
+    (folder / "abc-def.parquet").write_bytes(b"PAR1 also the user's PAR1")
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(folder))
+    monkeypatch.setenv(frames.MAX_MB_ENV, "0")  # trim everything but the latest copy
+    monkeypatch.delenv("DAGMATH_FRAME_CACHE", raising=False)
+    for i in range(3):  # three scored files: each copy trims the others away
+        path = tmp_path / f"scored{i}.jsonl"
+        path.write_text(json.dumps({**SCORED, "problem_id": str(i)}) + "\n")
+        load_corpus([path])
+    own = [p for p in folder.glob("*.parquet") if frames.is_own(p)]
+    assert len(own) == 1  # the cache did trim its own copies
+    assert (folder / "results.parquet").read_bytes().startswith(b"PAR1 the user's")
+    assert (folder / "abc-def.parquet").exists()
+    assert (folder / "derived" / "my-analysis" / "notes.txt").read_text() == "keep me"
+
+
+def test_item13_compare_link_naming_a_model_twice_opens(monkeypatch, tmp_path):
+    from tests.app.helpers import app_on, on_page
+    from tests.logcount import write_logcount
+
+    run = write_logcount(tmp_path / "logcount")
+    at = app_on(monkeypatch, run, timeout=90)
+    at.query_params["models"] = ["model-a", "model-a", "model-b"]
+    on_page(at, "pages/compare.py")
+    assert not at.exception, at.exception
+    boxes = [m for m in at.multiselect if m.key == "cmp_models"]
+    assert boxes and boxes[0].value == ["model-a", "model-b"]  # each model once
+
+
+def test_item13_report_csv_neutralises_formula_cells(tmp_path):
+    path = tmp_path / "scored.jsonl"
+    names = ['=HYPERLINK("http://127.0.0.2:9/x","y")', "@SUM(A1:A9)", "+1+1", "plain"]
+    path.write_text(
+        "".join(
+            json.dumps({**SCORED, "model": m, "problem_id": str(i)}) + "\n"
+            for i, m in enumerate(names)
+        )  # fmt: skip
+    )
+    proc = _dagmath("report", str(path), "--format", "csv", "--bootstrap", "0")
+    assert proc.returncode == 0, proc.stderr
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    shown = {r["model"] for r in rows}
+    assert shown == {"'" + names[0], "'" + names[1], "'" + names[2], "plain"}, shown
+    for row in rows:  # and no cell at all starts a formula
+        assert not any(v.startswith(("=", "+", "@", "\t", "\r")) for v in row.values()), row
+
+
+def test_item13_report_on_a_missing_file_says_no_such_file_or_folder(tmp_path):
+    missing = tmp_path / "nope.jsonl"
+    proc = _dagmath("report", str(missing))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert f"{missing}: no such file or folder" in proc.stderr, proc.stderr
