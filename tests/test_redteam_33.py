@@ -440,3 +440,19 @@ def test_item13_report_on_a_missing_file_says_no_such_file_or_folder(tmp_path):
     proc = _dagmath("report", str(missing))
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert f"{missing}: no such file or folder" in proc.stderr, proc.stderr
+
+
+def test_item1_score_names_each_answer_check_that_timed_out(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    good = _record("1", r"The final answer is $\boxed{6}$.")
+    bomb = _record("2", r"$\boxed{" + NESTED + "}$")  # math-verify cannot settle it in 5 s
+    (data / "problem_1.json").write_text(json.dumps([good]))
+    (data / "problem_2.json").write_text(json.dumps([bomb, {**bomb, "sample_id": 1}]))
+    out, errors = tmp_path / "scored.jsonl", tmp_path / "errors.txt"
+    proc = _dagmath("score", str(data), "-o", str(out), "--errors", str(errors), "--no-cache")
+    assert proc.returncode == 0, proc.stderr  # nothing was lost: a warning, not an error
+    (line,) = errors.read_text().splitlines()
+    assert line.startswith(f"{data / 'problem_2.json'}: answer check ")
+    assert line.endswith("(2 trajectories): scored not equivalent")
+    assert f"warning: {data / 'problem_2.json'}: answer check" in proc.stderr
