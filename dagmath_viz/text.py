@@ -5,9 +5,11 @@ markdown never renders raw HTML (``unsafe_allow_html`` stays off), but markdown 
 itself (links, images, headings) and an unbalanced ``$`` (which turns the rest of the
 paragraph into math) would still change the page, so both are neutralised here.
 
-Bidirectional controls (right-to-left overrides, isolates and marks) are shown as visible
-tags such as ``[U+202E]``: an override reorders what follows it, so a wrong answer
-``\u202e24`` would otherwise *display* as "42".
+Bidirectional controls (right-to-left overrides, isolates and marks) and characters that
+show as nothing (zero-width spaces and joiners, the word joiner, the byte-order mark, a soft
+hyphen) are shown as visible tags such as ``[U+202E]``: an override reorders what follows
+it, so a wrong answer ``\u202e24`` would otherwise *display* as "42", and ``4\u200b`` or
+``good-model\u200b`` would display as ``4`` or ``good-model`` beside the real one.
 """
 
 from __future__ import annotations
@@ -23,13 +25,20 @@ __all__ = [
     "math_markdown",
     "normalise_statement",
     "plain",
+    "HIDDEN_CHARACTERS",
     "reveal_bidi",
     "short_repr",
 ]
 
 # Every character that changes display order: LRM/RLM, the ALM, embeddings and overrides
-# (LRE RLE PDF LRO RLO) and isolates (LRI RLI FSI PDI).
-_BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+# (LRE RLE PDF LRO RLO) and isolates (LRI RLI FSI PDI); and every one that shows as nothing:
+# the soft hyphen, the combining grapheme joiner, Hangul fillers, Khmer inherent vowels, the
+# Mongolian vowel separator, zero-width space, non-joiner and joiner, the word joiner and
+# invisible operators, the byte-order mark (zero-width no-break space).
+_BIDI = HIDDEN_CHARACTERS = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0]"
+)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -39,10 +48,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def reveal_bidi(text: str) -> str:
-    """Each bidirectional control character replaced by a visible ``[U+XXXX]`` tag.
+    """Each bidirectional control and invisible character replaced by a ``[U+XXXX]`` tag.
 
     >>> reveal_bidi("\u202e24")
     '[U+202E]24'
+    >>> reveal_bidi("4\u200b")
+    '4[U+200B]'
     """
     return _BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
@@ -137,10 +148,20 @@ def count_formulas(text: str) -> int:
 
 
 def natural_key(text: str) -> tuple:
-    """Sort key putting "problem 2" before "problem 10"."""
-    import re
+    """Sort key putting "problem 2" before "problem 10".
 
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+    A run of digits is compared by its length without leading zeros, then by its digits:
+    the order of the numbers they write, with no ``int()`` (which refuses a model-supplied
+    id of more than 4,300 digits).
+
+    >>> sorted(["p10", "p2", "p" + "9" * 5000, "p02"], key=natural_key)[:3]
+    ['p2', 'p02', 'p10']
+    """
+    parts = _DIGIT_RUNS.split(text)  # text, digits, text, digits, ..., text
+    return tuple((len(t.lstrip("0")), t.lstrip("0")) if i % 2 else t for i, t in enumerate(parts))
+
+
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
 
 
 def step_name(step_id: Any) -> str:
@@ -150,7 +171,14 @@ def step_name(step_id: Any) -> str:
 
 # C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
 # controls that can make "24" display as "42": shown as visible escapes, never sent raw.
-_BIDI_AND_C1 = r"\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 and C1 control characters (tab and newline excepted), DEL, the bidirectional
+# controls that can make "24" display as "42", and the characters that show as nothing
+# (zero-width space and joiners, word joiner, BOM, soft hyphen: "good-model\u200b" would
+# print as "good-model"): shown as visible escapes, never sent raw.
+_BIDI_AND_C1 = (
+    r"\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e"
+    r"\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0"
+)
 
 
 _CONTROL = re.compile(rf"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")

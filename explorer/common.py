@@ -37,7 +37,7 @@ from dagmath_viz.store.uploads import (
     UploadStore,
     sweep_interval,
 )
-from dagmath_viz.text import counted, escape_markdown
+from dagmath_viz.text import HIDDEN_CHARACTERS, counted, escape_markdown, reveal_bidi
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
@@ -315,7 +315,7 @@ def results_so_far(label: str, slot: Any) -> Callable[[pd.DataFrame, int, int], 
             )
             # every row in view (35 px a row and the header): a leaderboard is a few dozen
             height = min(35 * (len(shown) + 1) + 3, 800)
-            st.dataframe(shown, hide_index=True, width="stretch", height=height)
+            st.dataframe(visible(shown), hide_index=True, width="stretch", height=height)
 
     return show
 
@@ -508,7 +508,7 @@ def load_problems_panel(corpus: Corpus) -> None:
             st.caption(_ILLEGAL_NOTE)
             if is_bundled_sample([corpus.label]):
                 st.caption(_BUNDLED_ILLEGAL_NOTE)
-        st.dataframe(table.head(MAX_TABLE_ROWS), hide_index=True, width="stretch")
+        st.dataframe(visible(table.head(MAX_TABLE_ROWS)), hide_index=True, width="stretch")
         if len(table) > MAX_TABLE_ROWS:
             st.caption(f"Showing {MAX_TABLE_ROWS:,} of {len(table):,}; download for all.")
         download(table, "load_problems.csv", "Download the problems (CSV)")
@@ -692,6 +692,31 @@ def model_colours() -> dict[str, str]:
     return derived("model_colours", lambda: assign_model_colours(models))
 
 
+def visible(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as a table shows it: bidi controls and invisible characters in its text cells
+    become tags (:func:`dagmath_viz.text.reveal_bidi`), so ``good-model`` and
+    ``good-model\u200b`` are two rows that look different. Same rows, same order (a
+    selection's row numbers still index ``df``); only columns holding such a character are
+    copied. Downloads keep the data as read."""
+    out = df
+    for col in df.columns:
+        values = df[col]
+        if not (values.dtype == object or pd.api.types.is_string_dtype(values.dtype)):
+            continue
+        texts = values.map(lambda v: isinstance(v, str) and HIDDEN_CHARACTERS.search(v) is not None)
+        if not texts.any():
+            continue
+        if out is df:
+            out = df.copy()
+        out[col] = values.map(lambda v: reveal_bidi(v) if isinstance(v, str) else v)
+    return out
+
+
+def shown_option(value: Any) -> str:
+    """A select box's label for ``value``: its text with hidden characters tagged."""
+    return reveal_bidi(str(value))
+
+
 def download(df: pd.DataFrame, file_name: str, label: str = "Download CSV") -> None:
     """A CSV download button for a table (text that looks like a formula is neutralised).
 
@@ -747,6 +772,8 @@ def select(
                 st.session_state[key] = None
             else:
                 st.session_state[key] = match
+    given = kw.pop("format_func", str)
+    kw["format_func"] = lambda o: shown_option(given(o))  # hidden characters shown as tags
     widget = f"{key}__w{st.session_state.get(f'{key}__n', 0)}_{_digest(options)}"
     current = st.session_state.get(key, _NOTHING)
     if widget in st.session_state:

@@ -37,7 +37,7 @@ elif "cmp_models" in st.session_state:
     if kept != st.session_state["cmp_models"]:
         st.session_state["cmp_models"] = kept if len(kept) >= 2 else tables.default_comparison(df)
 if "cmp_models" not in st.session_state:  # never with one model: set above
-    asked = st.query_params.get_all("models")
+    asked = list(dict.fromkeys(st.query_params.get_all("models")))  # a model named twice: once
     unknown = [m for m in asked if m not in all_models]
     if unknown:
         st.session_state["cmp_unknown"] = unknown
@@ -61,9 +61,11 @@ if ONE_MODEL:
         )
     )
 else:
-    models = st.multiselect("Models (two or more)", all_models, key="cmp_models")
+    models = st.multiselect(
+        "Models (two or more)", all_models, key="cmp_models", format_func=common.shown_option
+    )
 if st.session_state.get("cmp_unknown"):
-    if models == [m for m in st.query_params.get_all("models") if m in all_models]:
+    if models == [m for m in dict.fromkeys(st.query_params.get_all("models")) if m in all_models]:
         names = ", ".join(f"“{m}”" for m in st.session_state["cmp_unknown"])
         st.error(
             escape_markdown(
@@ -104,8 +106,11 @@ def _sides() -> tuple[paired.Side, paired.Side]:
         rest = [x for x in ids if x != a] or ids
         b = pick[1].selectbox("Sample as B", rest, index=0, key="cmp_side_b")
         return paired.Side(models[0], a), paired.Side(models[0], b)
-    a = pick[0].selectbox("Model A", models, index=0, key="cmp_a")
-    b = pick[1].selectbox("Model B", [m for m in models if m != a], index=0, key="cmp_b")
+    a = pick[0].selectbox("Model A", models, index=0, key="cmp_a", format_func=common.shown_option)
+    b = pick[1].selectbox(
+        "Model B", [m for m in models if m != a], index=0, key="cmp_b",
+        format_func=common.shown_option,
+    )  # fmt: skip
     return paired.Side(a), paired.Side(b)
 
 
@@ -327,7 +332,7 @@ st.markdown(
     f"t, as on the leaderboard) — A = {escape_markdown(model_a)}, B = {escape_markdown(model_b)}"
 )
 diff_table = pd.DataFrame(rows)
-st.dataframe(diff_table, hide_index=True, width="stretch")
+st.dataframe(common.visible(diff_table), hide_index=True, width="stretch")
 common.download(diff_table, "paired_differences.csv", "Download the differences (CSV)")
 
 curve = metrics.auc_curve(df[df["model"].isin(models) & (df["dataset"] == dataset)])

@@ -95,7 +95,7 @@ if table.empty:
 
 counts = dead_end_category_counts(table)
 st.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
-st.dataframe(counts, hide_index=True, width="stretch")
+st.dataframe(common.visible(counts), hide_index=True, width="stretch")
 
 # Which kinds of step end up unused: by the tags the source gives steps (Thought Anchors'
 # function_tags). Counted from the trajectories whose steps are loaded, and those of scored
@@ -134,14 +134,16 @@ with st.expander("Dead ends by step tag", expanded=tagged):
             figures.dead_end_tags_figure(by_tag, common.model_colours()), width="stretch"
         )
         st.dataframe(
-            by_tag, hide_index=True, width="stretch",
+            common.visible(by_tag), hide_index=True, width="stretch",
             column_config={"dead_end_share": st.column_config.NumberColumn(
                 "dead-end share", format="percent")},
         )  # fmt: skip
         common.download(by_tag, "dead_ends_by_tag.csv", "Download dead ends by tag (CSV)")
 
 filters = st.columns(3)
-models = filters[0].multiselect("Model", sorted(table["model"].unique()), key="de_models")
+models = filters[0].multiselect(
+    "Model", sorted(table["model"].unique()), key="de_models", format_func=common.shown_option
+)
 present = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
 cats = filters[1].multiselect("Category", present, key="de_cats")
 query = filters[2].text_input("Text contains", key="de_text")
@@ -170,7 +172,8 @@ page = page[["model", "dataset", "problem_id", "sample_id", "step_id", "category
 st.caption("Click a row to open its trajectory at that step (or “view ↗” for a new tab).")
 grid = f"de_grid{st.session_state.get('de_grid_n', 0)}"
 event = st.dataframe(
-    page, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+    common.visible(page), hide_index=True, width="stretch", on_select="rerun",
+    selection_mode="single-row",
     key=grid,
     column_config={"open": st.column_config.LinkColumn("open", display_text="view ↗")},
 )  # fmt: skip

@@ -34,7 +34,9 @@ stat = controls[0].radio(
 )
 kind = controls[1].radio("Plot", ["box", "violin"], horizontal=True, key="dist_kind")
 models = sorted(df["model"].unique())
-chosen = controls[2].multiselect("Models", models, default=models, key="dist_models")
+chosen = controls[2].multiselect(
+    "Models", models, default=models, key="dist_models", format_func=common.shown_option
+)
 data = grouped[grouped["model"].isin(chosen)]
 
 if has_difficulty:
@@ -92,7 +94,7 @@ long = common.derived(
 long = long[long["model"].isin(chosen)]
 _outlier_chart(long, "cohort", "cohort")
 summary = long.drop(columns="row").groupby(["model", "cohort"])[stat].describe().reset_index()
-st.dataframe(summary, hide_index=True, width="stretch")
+st.dataframe(common.visible(summary), hide_index=True, width="stretch")
 common.download(summary, f"{stat}_by_cohort.csv", "Download the summary (CSV)")
 
 st.subheader("Accuracy by closeness")

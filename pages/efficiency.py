@@ -87,7 +87,7 @@ st.subheader("Accuracy and efficiency by strategy × structure × overlap")
 shown = table.copy()
 for col in ("accuracy", "efficiency", "efficiency_non_axiom", "recall", "exact_match"):
     shown[col] = shown[col].map(tables.format_percent)
-st.dataframe(shown, hide_index=True, width="stretch")
+st.dataframe(common.visible(shown), hide_index=True, width="stretch")
 common.download(table, "efficiency.csv", "Download the table (CSV, fractions)")
 
 structures = [s for s in ("trees", "tree", "axiom", "none") if s in set(table["irrelevant"])]
@@ -113,7 +113,7 @@ if up_scored:
         side["reasoner"] = side["reasoner"].map(lambda v: plain(str(v), 80))
         for col in ("accuracy", "efficiency", "efficiency_non_axiom", "recall", "exact_match"):
             side[col] = side[col].map(tables.format_percent)
-        st.dataframe(side, hide_index=True, width="stretch")
+        st.dataframe(common.visible(side), hide_index=True, width="stretch")
         errors = sum("error" in r for r in scored)
         if errors:
             st.caption(f"{errors} record(s) could not be read and are left out.")

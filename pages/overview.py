@@ -53,7 +53,7 @@ st.caption("Click a row to list its trajectories.")
 lb_key = f"ov_board{st.session_state.get('ov_board_n', 0)}"
 shown_board = tables.leaderboard_display(board)
 picked = st.dataframe(
-    shown_board, hide_index=True, width="stretch",
+    common.visible(shown_board), hide_index=True, width="stretch",
     on_select="rerun", selection_mode="single-row", key=lb_key,
 )  # fmt: skip
 if picked is not None and picked.selection.rows:
@@ -91,7 +91,7 @@ shown["ratio"] = spread["ratio"].round(1)
 labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
 for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
     labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}
-st.dataframe(shown.rename(columns=labels), hide_index=True, width="stretch")
+st.dataframe(common.visible(shown.rename(columns=labels)), hide_index=True, width="stretch")
 common.download(spread, "model_spread.csv", "Download the spread (CSV, fractions)")
 
 st.subheader("By difficulty group")
@@ -129,7 +129,10 @@ else:
 st.subheader("Graph statistics by cohort (the paper's Table 1)")
 t1 = common.derived("table1", lambda: tables.table1(df), persist=True)
 st.dataframe(  # an empty cohort's means are unknown: "–", not "None"
-    tables.table1_display(t1), hide_index=True, width="stretch", placeholder=tables.MISSING
+    common.visible(tables.table1_display(t1)),
+    hide_index=True,
+    width="stretch",
+    placeholder=tables.MISSING,
 )
 common.download(t1, "table1.csv", "Download Table 1 (CSV)")
 
@@ -144,7 +147,7 @@ chart_on_demand(
 )
 cc_key = f"ov_counts{st.session_state.get('ov_counts_n', 0)}"
 picked = st.dataframe(
-    counts, hide_index=True, width="stretch",
+    common.visible(counts), hide_index=True, width="stretch",
     on_select="rerun", selection_mode="single-row", key=cc_key,
 )  # fmt: skip
 st.caption("Click a row to list its trajectories.")

@@ -28,8 +28,13 @@ table = common.derived("trajectory_table", lambda: trajectory_table(df))
 text, searched = common.derived("trajectory_search", lambda: search_text(corpus.trajectories, df))
 
 row1 = st.columns([2, 2, 2, 2])
-models = row1[0].multiselect("Model", sorted(table["model"].unique()), key="tt_models")
-datasets = row1[1].multiselect("Dataset", sorted(table["dataset"].unique()), key="tt_datasets")
+models = row1[0].multiselect(
+    "Model", sorted(table["model"].unique()), key="tt_models", format_func=common.shown_option
+)
+datasets = row1[1].multiselect(
+    "Dataset", sorted(table["dataset"].unique()), key="tt_datasets",
+    format_func=common.shown_option,
+)  # fmt: skip
 present = [c for c in CLASSES if c in set(table["class"])]
 classes = row1[2].multiselect("Class", present, key="tt_classes")
 correct = row1[3].multiselect("Final answer", list(CORRECTNESS), key="tt_correct")
@@ -63,7 +68,7 @@ st.caption(
 )
 grid = f"tt_grid{st.session_state.get('tt_grid_n', 0)}"
 event = st.dataframe(
-    shown.assign(closeness=100.0 * shown["closeness"]),  # shown in percent, one decimal
+    common.visible(shown.assign(closeness=100.0 * shown["closeness"])),  # percent, one decimal
     hide_index=True,
     width="stretch",
     height=min(560, 38 + 35 * max(len(shown), 1)),

@@ -140,8 +140,10 @@ def test_odd_records_read_back_identical(tmp_path, frames, monkeypatch):
     assert len(_copies(frames)) == 1
     back = _cached_only([path], monkeypatch)
     _same(back, parsed)
-    assert back.loc[0, "extra"] == {"a": [1, "x"]} and back.loc[2, "extra"] is None
-    assert type(back.loc[1, "extra"]) is int and type(back.loc[3, "extra"]) is float
+    # a field the scorer does not know is kept in the one JSON column (issue 33, item 2)
+    other = [json.loads(v) for v in back["other_fields"]]
+    assert other == [{"extra": {"a": [1, "x"]}}, {"extra": 7}, {"extra": None}, {"extra": 1.5}]
+    assert "extra" not in back.columns
 
 
 def test_two_files_concatenate_as_parsed(tmp_path, frames, monkeypatch):
@@ -334,7 +336,9 @@ def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
     (derived_a / "leaderboard.parquet").write_bytes(b"x" * 10)
     derived_b = viewcache.folder_of(tmp_path / "b.jsonl", "derived-key", frames)
     derived_b.mkdir()
-    (frames / "derived" / "0000-gone").mkdir()  # derived values of no copy
+    orphan = frames / "derived" / f"{'0' * 20}-{'1' * 20}"
+    orphan.mkdir()  # derived values of no copy, named as viewcache names them
+    (frames / "derived" / "0000-gone").mkdir()  # not a name the cache gives: the user's
     size = a.stat().st_size
     # room for two copies (and the 10 derived bytes): writing a third drops the oldest, a
     monkeypatch.setenv(colcache.MAX_MB_ENV, "0")
@@ -343,7 +347,8 @@ def test_the_folder_keeps_the_most_recently_used_copies_within_its_cap(
     assert _copies(frames) == sorted([b, c])
     assert not derived_a.exists()
     assert derived_b.is_dir()  # b's copy stays, and so do its derived values
-    assert not (frames / "derived" / "0000-gone").exists()
+    assert not orphan.exists()
+    assert (frames / "derived" / "0000-gone").is_dir()  # never deleted (issue 33, item 13)
     # reading b makes it the most recent: the next write drops c, not b
     assert colcache.read(tmp_path / "b.jsonl", frames) is not None
     d = _copy_of(tmp_path, "d.jsonl", frames, 10**10)

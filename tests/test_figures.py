@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -154,7 +156,8 @@ def test_dead_end_categories_use_their_own_colours():
 
 
 def _strings(fig) -> str:
-    return fig.to_json()
+    # decoded: plotly's to_json writes "<" as "\\u003c", so raw markup would never match
+    return json.dumps(json.loads(fig.to_json()))
 
 
 def test_model_names_reach_plotly_escaped_everywhere():
@@ -169,6 +172,9 @@ def test_model_names_reach_plotly_escaped_everywhere():
                            "imperfect": [0], "incorrect": [0], "illegal": [0],
                            "unscored": [0]})  # fmt: skip
     de = pd.DataFrame({"model": [BEACON], "commentary": [1], "total": [1]})
+    eff = pd.DataFrame({"strategy": [BEACON, "dfs"], "irrelevant": ["tree"] * 2,
+                        "overlap": [BEACON, "none"], "control": [False] * 2, "n": [3, 4],
+                        "accuracy": [1.0, 0.5], "efficiency": [0.5, 0.25]})  # fmt: skip
     figs = [
         figures.auc_figure(curve, title=f"AUC on {BEACON}"),
         figures.stat_distribution_figure(df, "n_nodes", x="dataset"),
@@ -176,6 +182,7 @@ def test_model_names_reach_plotly_escaped_everywhere():
         figures.per_problem_scatter(pp, BEACON, "b", "prr"),
         figures.class_counts_figure(counts),
         figures.dead_end_counts_figure(de),
+        figures.efficiency_figure(eff, "tree"),  # Efficiency: overlap and strategy (issue 33)
     ]
     for fig in figs:
         spec = _strings(fig)
@@ -248,7 +255,7 @@ def test_paper_figures_use_the_model_colours_and_escape_names():
     fig = paper_figures.difficulty_figure(table, colours)
     by_name = {t.name: t.line.color for t in fig.data}
     assert by_name[figures.text(BEACON)] == colours[BEACON] and by_name["b"] == colours["b"]
-    assert '<span style=\\"background' not in fig.to_json()
+    assert '<span style=\\"background' not in _strings(fig)
 
 
 def test_lab_distance_of_known_colours():

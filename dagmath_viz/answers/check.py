@@ -5,7 +5,9 @@ Streamlit script thread is one), and with them switched off a hostile answer suc
 ``\\boxed{9^{9^{9^{9}}}}`` never returns. So every check runs in a worker *process* (spawn)
 with a hard deadline: a worker that overruns is killed and replaced, and the verdict is
 "not equivalent (timeout)". Verdicts are cached per (reference, prediction) pair, in memory
-and, when the checker is given a ``cache_file``, on disk across runs.
+and, when the checker is given a ``cache_file``, on disk across runs; a timeout or an error
+is never cached (it says how loaded the machine was, not what the answers are), so the
+next check of that pair asks math-verify again.
 
 Plain numbers (integers, decimals, ``a/b`` and ``\\frac{a}{b}``) are compared exactly with
 :class:`fractions.Fraction` before the worker is asked: math-verify compares such numbers
@@ -285,15 +287,16 @@ class AnswerChecker:
         finally:
             for thread in threads:
                 thread.join()
-            for helper in helpers:  # every verdict, timeouts too (as check() keeps them)
+            for helper in helpers:  # their verdicts (learn() keeps no timeout)
                 for (reference, prediction), verdict in list(helper._cache.items()):
                     self.learn(reference, prediction, verdict)
                 helper.close()
 
     def learn(self, reference: str, prediction: str, verdict: Verdict) -> None:
-        """Take a verdict found elsewhere (another process's checker, a cluster worker)."""
+        """Take a verdict found elsewhere (another process's checker, a cluster worker);
+        a timeout or an error is not kept (see :attr:`Verdict.settled`)."""
         key = (reference, prediction)
-        if key not in self._cache:
+        if key not in self._cache and verdict.settled:
             self._cache[key] = verdict
             if verdict.reason in ("verified", "different"):
                 self._learned.append((reference, prediction, verdict))
@@ -315,7 +318,8 @@ class AnswerChecker:
                 verdict = self._ask_worker(reference, prediction)
                 if verdict.reason in ("verified", "different"):
                     self._learned.append((reference, prediction, verdict))
-                self._cache[key] = verdict
+                if verdict.settled:  # a timeout or an error: asked again next time
+                    self._cache[key] = verdict
         return verdict
 
     def quick_verdict(self, reference: str, prediction: str) -> Verdict | None:
@@ -335,7 +339,7 @@ class AnswerChecker:
         elif not ref or not pred:
             verdict = Verdict(False, "different")
         else:
-            verdict = number_verdict(ref, pred) or _exact_verdict(ref, pred)
+            verdict = _fast_verdict(ref, pred)
         if verdict is not None:
             self._cache[key] = verdict
         return verdict
@@ -516,6 +520,20 @@ def _plain_number(text: str) -> tuple[Fraction, bool] | None:
     return sign * Fraction(int(num), int(den)), True
 
 
+def _fast_verdict(reference: str, prediction: str) -> Verdict | None:
+    """Plain numbers, then exact forms; None (the worker decides) if either goes wrong.
+
+    Both run in this process on model text, outside the worker's deadline: they bound their
+    own work, and this is the boundary that keeps a fault in them (a ``RecursionError``, an
+    ``OverflowError``, a ``ValueError`` from a 5,000-digit ``int()``) one pair's business,
+    never the run's.
+    """
+    try:
+        return number_verdict(reference, prediction) or _exact_verdict(reference, prediction)
+    except (ArithmeticError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _exact_verdict(reference: str, prediction: str) -> Verdict | None:
     """Common forms (radicals, pi, tuples, polynomials in x) read exactly: see exactforms."""
     from dagmath_viz.answers.exactforms import exact_verdict
@@ -626,3 +644,9 @@ class Verdict:
 
     equivalent: bool
     reason: str
+
+    @property
+    def settled(self) -> bool:
+        """True when the verdict is about the answers (equal, verified, different), False
+        for a timeout or an error, which depend on the machine: those are never cached."""
+        return self.reason in ("equal", "verified", "different")

@@ -15,6 +15,13 @@ to math-verify. A verdict is given only where it is certain to match math-verify
 equal values are equivalent; values whose numbers differ by more than a relative 1e-5 are
 different; anything closer is left to math-verify's rounding.
 
+It runs in the caller's process, before math-verify's worker and outside its deadline, on
+model text: so every reading is bounded. A text longer than :data:`MAX_CHARS`, nested deeper
+than :data:`MAX_DEPTH`, or whose value grows past the coefficient, radicand or exponent
+limits (the power tower ``{{2^8}^8}^8``, ``\\pi`` to the 4096th) is not read and goes to the
+worker, which has the deadline; any arithmetic error on the way is a "not read" too, never
+an exception to the caller.
+
 The module reads top down, each function before the ones it calls: after the constants
 (the value type, the limits of the subset, the tokens), comparing two answers
 (:func:`exact_verdict`), reading one (:func:`read_value`, its tokens, its recursive-descent
@@ -36,9 +43,19 @@ Key = tuple[int, int, int]
 Value = dict[Key, Fraction]
 
 _MAX_INT = 10**12  # beyond this, leave it to math-verify (float parsing, huge powers)
+_MAX_INT_DIGITS = len(str(_MAX_INT))  # checked before int(): 5,000 digits would raise
 _MAX_TERMS = 64
 _MAX_POWER = 8
 _MAX_RADICAND = 10**6
+#: a longer answer is left to math-verify (the reading is linear, but stays small)
+MAX_CHARS = 2000
+#: brackets, braces and fractions nested deeper are left to math-verify (recursion depth)
+MAX_DEPTH = 32
+#: coefficients (numerator and denominator), products of radicands, and the powers of pi and
+#: x stay below these: a value beyond them is left to math-verify (huge integers, float overflow)
+_MAX_COEFFICIENT_BITS = 256
+_MAX_PRODUCT_RADICAND = 10**12
+_MAX_EXPONENT = 32
 
 _TOKEN = re.compile(
     r"\s*(?:"
@@ -82,6 +99,14 @@ def exact_verdict(reference: str, prediction: str) -> bool | None:
     b = read_value(prediction)
     if b is None:
         return None
+    try:
+        return _compare(a, b)
+    except (ArithmeticError, ValueError):  # bounded values make these unexpected: not read
+        return None
+
+
+def _compare(a: tuple[str, tuple[Value, ...], bool], b: tuple[str, tuple[Value, ...], bool]):
+    """The verdict on two read answers (see :func:`exact_verdict`)."""
     shape_a, va, exact_a = a
     shape_b, vb, exact_b = b
     if shape_a != shape_b or len(va) != len(vb):
@@ -129,6 +154,8 @@ def read_value(text: str) -> tuple[str, tuple[Value, ...], bool] | None:
     >>> read_value("the answer") is None
     True
     """
+    if len(text) > MAX_CHARS:
+        return None
     sentence = _SENTENCE.fullmatch(text)
     if sentence is not None:
         text = sentence["answer"]  # math-verify reads the answer out of such a sentence
@@ -158,8 +185,8 @@ def read_value(text: str) -> tuple[str, tuple[Value, ...], bool] | None:
         if p.i != len(toks) or (sentence is not None and not _rational(v)):
             return None
         return "value", (v,), exact
-    except (_Unread, ZeroDivisionError, OverflowError):
-        return None
+    except (_Unread, ArithmeticError, ValueError, RecursionError):
+        return None  # ArithmeticError: division by zero, overflow; RecursionError: a guard
 
 
 def _rational(v: Value) -> bool:
@@ -198,8 +225,18 @@ class _Parser:
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self.toks = tokens
         self.i = 0
+        self.depth = 0  # expressions open: each bracket, brace or fraction part opens one
 
     def expr(self) -> Value:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Unread
+        try:
+            return self._sum()
+        finally:
+            self.depth -= 1
+
+    def _sum(self) -> Value:
         value: Value = {}
         first = True
         while True:
@@ -271,7 +308,7 @@ class _Parser:
                 return _const(Fraction(int(whole + frac), 10 ** len(frac)))
             if len(tok) > 1 and tok[0] == "0":
                 raise _Unread
-            if int(tok) > _MAX_INT:
+            if len(tok) > _MAX_INT_DIGITS or int(tok) > _MAX_INT:
                 raise _Unread
             return _const(Fraction(int(tok)))
         if tok in ("\\frac", "\\dfrac", "\\tfrac"):
@@ -334,7 +371,7 @@ def _inverse(v: Value) -> Value:
         raise _Unread  # dividing by a sum: not in the subset
     ((r, k, d), c) = next(iter(v.items()))
     # 1/(c sqrt(r)) = sqrt(r) / (c r)
-    return {(r, -k, -d): 1 / (c * r)}
+    return _bounded({(r, -k, -d): 1 / (c * r)})
 
 
 def _sqrt(v: Value) -> Value:
@@ -378,14 +415,28 @@ def _mul(a: Value, b: Value) -> Value:
     out = {k: c for k, c in out.items() if c}
     if len(out) > _MAX_TERMS:
         raise _Unread
-    return out
+    return _bounded(out)
 
 
 def _add(a: Value, b: Value, sign: int = 1) -> Value:
     out = dict(a)
     for k, c in b.items():
         out[k] = out.get(k, 0) + sign * c
-    return {k: c for k, c in out.items() if c}
+    return _bounded({k: c for k, c in out.items() if c})
+
+
+def _bounded(v: Value) -> Value:
+    """``v``, or not read when it has grown past the limits (a power tower, pi^4096)."""
+    for (r, k, d), c in v.items():
+        if (
+            r > _MAX_PRODUCT_RADICAND
+            or abs(k) > _MAX_EXPONENT
+            or abs(d) > _MAX_EXPONENT
+            or c.numerator.bit_length() > _MAX_COEFFICIENT_BITS
+            or c.denominator.bit_length() > _MAX_COEFFICIENT_BITS
+        ):
+            raise _Unread
+    return v
 
 
 # --------------------------------------------------------------------------- outside the subset

@@ -2,7 +2,8 @@
 
 Reads files, folders, ``-`` (standard input, e.g. ``dagmath score run/ | dagmath report -``)
 or a pipe. Names are printed with control characters escaped (``\\x1b``), so a model name
-cannot drive the terminal.
+cannot drive the terminal; ``--format csv`` neutralises cells that would start a formula
+(``=HYPERLINK(…)``, ``@SUM(…)``) as the app's downloads do (:mod:`dagmath_viz.export`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import sys
 
 import orjson
@@ -26,6 +28,7 @@ from dagmath_viz.cli.common import (
     stdin_paths,
 )
 from dagmath_viz.cli.score import partial, report_issues
+from dagmath_viz.schema import InputError
 from dagmath_viz.text import json_printable, printable
 
 __all__ = ["register", "run_report"]
@@ -74,7 +77,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
+    from dagmath_viz.jsonio import NO_SUCH_FILE
     from dagmath_viz.score.reference import records_frame
+
+    missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
+    if missing and len(missing) == len(paths):  # nothing to read: said as every command says it
+        raise InputError(f"{names.names.get(missing[0], missing[0])}: {NO_SUCH_FILE}")
 
     run = pipeline().score_paths(paths, answers=answers, fields=fields)
     report_issues(run, None, names)
@@ -112,8 +120,10 @@ def run_report(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         return done
     if args.format == "csv":
+        from dagmath_viz.export import neutralise_formulas
+
         out = io.StringIO()
-        table.to_csv(out, index=False, quoting=csv.QUOTE_MINIMAL)
+        neutralise_formulas(table).to_csv(out, index=False, quoting=csv.QUOTE_MINIMAL)
         sys.stdout.write(printable(out.getvalue()))
         return done
     shown = table.copy()

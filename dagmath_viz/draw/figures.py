@@ -9,7 +9,9 @@ Two rules hold for every figure:
   trace names, tick labels, legends, titles and hover labels (``<span style=…>`` included,
   so a CSS ``url(…)`` in a model name would be fetched). Every model, dataset, problem or
   other data-derived string is passed through :func:`text` (``html.escape``) first; plotly
-  turns the entities back into the same characters on screen.
+  turns the entities back into the same characters on screen. Bidi controls and invisible
+  characters become visible tags there too (:func:`dagmath_viz.text.reveal_bidi`), so two
+  names that differ only by a zero-width space never show as one.
 - **One colour per model, from its name** (:func:`model_colour`, a stable hash into
   :data:`MODEL_PALETTE`; :func:`assign_model_colours` moves a model whose colour another
   model of the same source already holds, or one much like it, to the next distinct one),
@@ -31,6 +33,7 @@ from plotly.colors import qualitative
 
 from dagmath_viz.analysis.metrics import GRAPH_STATS
 from dagmath_viz.schema import CLASSES, COHORTS
+from dagmath_viz.text import reveal_bidi
 
 __all__ = [
     "CLASS_COLOURS",
@@ -85,8 +88,9 @@ _LAYOUT = {
 
 
 def text(value: object) -> str:
-    """A data-derived string made safe for plotly: markup shown as the characters typed."""
-    return html.escape(str(value), quote=False)
+    """A data-derived string made safe for plotly: markup shown as the characters typed,
+    bidi controls and invisible characters as tags."""
+    return html.escape(reveal_bidi(str(value)), quote=False)
 
 
 def _texts(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
@@ -391,7 +395,9 @@ def efficiency_figure(table: pd.DataFrame, structure: str) -> go.Figure:
     ``table`` is :func:`dagmath_viz.logic.efficiency_table` output (control rows left out).
     """
     part = table[(table["irrelevant"] == structure) & ~table["control"].astype(bool)]
-    part = _texts(part, ("strategy",))
+    # every string column the figure shows comes from someone's records: the overlap (the
+    # legend) as much as the strategy (the axis); the known words read the same escaped
+    part = _texts(part, ("strategy", "overlap", "irrelevant"))
     order = [o for o in ("none", "entity", "agent", "both") if o in set(part["overlap"])]
     fig = px.bar(
         part, x="strategy", y="efficiency", color="overlap", barmode="group",

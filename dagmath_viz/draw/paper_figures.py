@@ -7,8 +7,6 @@ renders markup in names and labels.
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -56,7 +54,7 @@ def spread_figure(board: pd.DataFrame) -> go.Figure:
         rows=1,
         cols=max(1, len(datasets)),
         shared_yaxes=True,
-        subplot_titles=[html.escape(d) for d in datasets],
+        subplot_titles=[text(d) for d in datasets],
     )
     for col, dataset in enumerate(datasets, start=1):
         part = board[board["dataset"].astype(str) == dataset].sort_values("pass_at_1")

@@ -38,7 +38,7 @@ from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.score.graph import StepGraph, dead_end_positions, depths
 from dagmath_viz.score.validation import is_step_id, validate
-from dagmath_viz.text import count_formulas, short_repr
+from dagmath_viz.text import count_formulas, reveal_bidi, short_repr
 
 __all__ = [
     "KINDS",
@@ -546,7 +546,9 @@ def _safe(text: str) -> str:
 
 
 def _cut(text: Any, limit: int = MAX_TEXT) -> str:
-    text = text if isinstance(text, str) else short_repr(text, limit)
+    """``text`` (or a short repr) within ``limit``, bidi and invisible characters tagged."""
+    # revealed after a first cut (tags only lengthen it): a 1 MB step costs its first limit
+    text = reveal_bidi(text[: limit + 1]) if isinstance(text, str) else short_repr(text, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -48,10 +48,17 @@ __all__ = [
 
 _DOC = "|".join(DOCUMENT_PLACES)
 _WORDS = "|".join((*DOCUMENT_PLACES, ITEM_PLACE))
-_LOCATION = re.compile(rf"^(?P<file>.+?):(?P<where>(?:(?:{_DOC}) \d+, )?(?:{_WORDS}) \d+)$")
-_POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>\d+)\]$")
+_NUMBER = "[0-9]{1,18}"
+_LOCATION = re.compile(
+    rf"^(?P<file>.+?):(?P<where>(?:(?:{_DOC}) {_NUMBER}, )?(?:{_WORDS}) {_NUMBER})$"
+)
+_POSITION = re.compile(r"^(?P<file>.+)\[(?P<pos>[0-9]{1,18})\]$")
+#: (A number in a source has at most 18 ASCII digits: it comes from the record, model-supplied
+#: text, and ``int()`` refuses more than 4,300 digits; a source not matching is a bare file.)
 #: A place a record can be read from alone: ``item 2``, ``line 7`` or ``line 7, item 2``.
-_PLACE = re.compile(rf"^(?:(?P<doc>(?:{_DOC}) \d+)(?:, )?)?(?:{ITEM_PLACE} (?P<item>\d+))?$")
+_PLACE = re.compile(
+    rf"^(?:(?P<doc>(?:{_DOC}) {_NUMBER})(?:, )?)?(?:{ITEM_PLACE} (?P<item>{_NUMBER}))?$"
+)
 #: Bytes allowed per step and per trajectory beyond their text (:func:`trajectory_bytes`).
 _PER_STEP = 400
 _PER_TRAJECTORY = 2000

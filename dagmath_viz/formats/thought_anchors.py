@@ -189,10 +189,16 @@ def _scalar(value: Any) -> Any:
 
 def _chunk_index(value: Any) -> Any:
     """A ``depends_on`` entry: ``"12"`` is chunk 12; anything else is kept as read (and
-    validation then reports it)."""
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value.strip())
+    validation then reports it). Digits past 64 bits are kept as read too: no step id can
+    be that large, and ``int()`` refuses a string of more than 4,300 digits."""
+    digits = value.strip() if isinstance(value, str) else ""
+    if digits.isdigit() and digits.isascii() and len(digits) <= _MAX_INDEX_DIGITS:
+        return int(digits)
     return as_read(value)
+
+
+#: a ``depends_on`` index has at most this many digits (2**63 has 19)
+_MAX_INDEX_DIGITS = 19
 
 
 def claims(path: Path) -> bool:

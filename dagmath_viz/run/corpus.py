@@ -29,7 +29,7 @@ from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES
 from dagmath_viz.formats.registry import record_form
 from dagmath_viz.formats.scored import parse_scored_jsonl
-from dagmath_viz.run.pool import gc_paused
+from dagmath_viz.run.pool import gc_paused, unsettled_issues
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score.reference import SCORED_SLICE, concat_frames, records_frame, score_records
 from dagmath_viz.store import frames as colcache
@@ -202,6 +202,7 @@ def load_corpus(
             )
         issues = list(found.issues)
         loaded_trajectories: list[Trajectory] = []
+        files_of: list[tuple[int, Path]] = []  # each trajectory's file, to name a timeout
         scored_parts: list[pd.DataFrame] = []
         for done, f in enumerate(found.data_files, start=1):
             if progress:
@@ -215,7 +216,9 @@ def load_corpus(
             if loaded.scored:
                 scored_parts.append(records_frame(loaded.scored))
             loaded_trajectories.extend(loaded.trajectories)
+            files_of.extend([(done - 1, f)] * len(loaded.trajectories))
         records = score_records(loaded_trajectories, checker=checker)
+        issues.extend(_unsettled(records, files_of))
         if progress:
             progress(len(found.data_files), len(found.data_files))
         parts = [records_frame(records)] if records else []
@@ -232,6 +235,20 @@ def load_corpus(
         issues=tuple(issues),
         files_read=found.files_read,
     )
+
+
+def _unsettled(records: list[dict], files_of: list[tuple[int, Path]]) -> list:
+    """The warnings :func:`dagmath_viz.run.pool.score_paths` gives for answer checks that
+    timed out or failed, from scored records (the in-memory path says what the pool says)."""
+    met: dict[tuple[str, str], list] = {}
+    reasons: dict[tuple[str, str], str | None] = {}
+    for rec, (index, file) in zip(records, files_of, strict=True):
+        if rec["reference_answer"] is None:
+            continue
+        pair = (rec["reference_answer"], rec["predicted_answer"] or "")
+        met.setdefault(pair, [index, file, 0])[2] += 1
+        reasons.setdefault(pair, rec["answer_check"])
+    return unsettled_issues(met, reasons.get)
 
 
 def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.DataFrame] | None:

@@ -123,6 +123,7 @@ def score_paths(
     )
     run = ScoredRun(verifier.verdicts, issues, found.files_read, keep_trajectory_lines)
     order = interleaved(files) if interleave else range(len(files))
+    met: dict[tuple[str, str], list] = {}  # pair -> [file index, file, trajectories]
     try:
         with gc_paused():
             keys = _FolderKeys(found.answers, found.fields)
@@ -130,15 +131,48 @@ def score_paths(
             for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
                 verifier.add(result.records)
                 run.add(result, index)
+                for rec in result.records:
+                    if rec.pair is not None:
+                        met.setdefault(rec.pair, [index, files[index], 0])[2] += 1
                 if progress:
                     progress(done, len(files))
                 if on_file:
                     on_file(result, verifier.verdicts, index)
         run.verdicts = verifier.finish(spare_cpus=workers - 1)
+        verdicts = run.verdicts
+        issues.extend(unsettled_issues(met, lambda p: getattr(verdicts.get(p), "reason", None)))
     except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
         run.close()
         raise
     return run
+
+
+def unsettled_issues(
+    met: dict[tuple[str, str], list], reason_of: Callable[[tuple[str, str]], str | None]
+) -> list[LoadIssue]:
+    """A warning for each answer check that timed out or failed, naming the first file
+    that gave the pair: the trajectories are kept, scored not equivalent, and the reader
+    learns which answers those are (a crafted one, or a machine too busy for the deadline).
+
+    ``met``: pair -> [file index, file, trajectories], in the order pairs were met;
+    ``reason_of(pair)``: its ``answer_check``. In file order, whatever order files were
+    scored in (the in-memory path of :func:`dagmath_viz.run.corpus.load_corpus` gives the
+    same warnings).
+    """
+    from dagmath_viz.text import counted, short_repr
+
+    found = []
+    for pair, (index, file, n) in met.items():
+        reason = reason_of(pair)
+        if reason is None or Verdict(False, reason).settled:
+            continue
+        message = (
+            f"answer check {reason} on predicted answer {short_repr(pair[1], 60)} "
+            f"({counted(n, 'trajectory', 'trajectories')}): scored not equivalent"
+        )
+        found.append((index, LoadIssue(str(file), "", message, severity="warning")))
+    found.sort(key=lambda item: item[0])  # stable: pairs of one file stay in their order
+    return [issue for _, issue in found]
 
 
 def interleaved(files: Sequence[Path]) -> list[int]:

@@ -127,7 +127,9 @@ def cached_parts(
 
     Scoring 100,000 trajectories takes tens of seconds each time the app opens the folder;
     reading the copy back takes a fraction of one. A run that changed while it was scored
-    is not kept; an uploaded run never is (its copy would outlive the session).
+    is not kept; an uploaded run never is (its copy would outlive the session); nor is a
+    run in which an answer check timed out or failed: that verdict says how busy the
+    machine was, so kept it would show the trajectory incorrect on every later open.
     """
     from dagmath_viz.store import frames as colcache
 
@@ -144,11 +146,20 @@ def cached_parts(
         paths, answers, checker=checker, progress=progress, found=found, partial=partial
     )
     kept = None
-    if key is not None and run_key(found) == key:
+    if key is not None and run_key(found) == key and _verdicts_settled(frame):
         extra = {"issues": [asdict(i) for i in issues], "files_read": files_read}
         if colcache.write_run(identity, key, frame, extra) is not None:
             kept = (identity, key)
     return frame, issues, files_read, kept
+
+
+def _verdicts_settled(frame: pd.DataFrame) -> bool:
+    """No answer check of the frame timed out or failed (``answer_check`` ``timeout`` or
+    ``error: ...``; None, for no reference answer, is settled)."""
+    if "answer_check" not in frame.columns or not len(frame):
+        return True
+    checks = frame["answer_check"].dropna().astype(str)
+    return not (checks.eq("timeout") | checks.str.startswith("error")).any()
 
 
 def run_key(found: Discovery) -> str | None:

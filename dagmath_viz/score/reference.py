@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built: `dagmath score` 
 
 __all__ = [
     "HEAD_FIELDS",
+    "OTHER_FIELDS",
     "RECORD_FIELDS",
     "TAIL_FIELDS",
     "VERDICT_FIELDS",
@@ -131,17 +132,41 @@ def score_corpus(
     return records_frame(score_records(trajectories, checker, progress))
 
 
+#: The one column holding a scored record's fields outside :data:`RECORD_FIELDS`, as JSON
+#: text (``{"temperature": 0.7}``), or None for a record without any.
+OTHER_FIELDS = "other_fields"
+_KNOWN_FIELDS = frozenset(RECORD_FIELDS)
+
+
 def records_frame(records: Iterable[dict]) -> pd.DataFrame:
-    """A scored DataFrame with the columns of :data:`RECORD_FIELDS` (missing ones empty)."""
+    """A scored DataFrame with the columns of :data:`RECORD_FIELDS` (missing ones empty).
+
+    A record's other fields go, as JSON text, into the one column :data:`OTHER_FIELDS`:
+    with a column per field, records that each carry a key of their own would make a frame
+    as wide as it is long (16,000 such records took 6 GB).
+    """
     import pandas as pd
 
-    frame = pd.DataFrame.from_records(list(records))
+    frame = pd.DataFrame.from_records([_known_fields(r) for r in records])
     for col in RECORD_FIELDS:
         if col not in frame.columns:
             frame[col] = None
     frame["problem_id"] = frame["problem_id"].astype(str)
     frame["difficulty"] = pd.to_numeric(frame["difficulty"], errors="coerce")
     return frame
+
+
+def _known_fields(record: dict) -> dict:
+    """``record`` with its fields outside :data:`RECORD_FIELDS` folded into one."""
+    if record.keys() <= _KNOWN_FIELDS:
+        return record
+    other = {k: v for k, v in record.items() if k not in _KNOWN_FIELDS}
+    try:
+        text = orjson.dumps(other, option=orjson.OPT_NON_STR_KEYS | _OPTS).decode()
+    except TypeError:  # not JSON (a caller's own object): shown as text
+        text = repr(other)
+    known = {k: v for k, v in record.items() if k in _KNOWN_FIELDS}
+    return {**known, OTHER_FIELDS: text}
 
 
 def score_records(

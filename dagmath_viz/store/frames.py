@@ -26,6 +26,10 @@ parsing, hands its frame to :func:`write`.
   together, 2 GiB unless ``$DAGMATH_FRAME_CACHE_MAX_MB`` says otherwise; past it, the
   copies least recently written or read go first (a read touches its copy). The copy
   just written always stays.
+- **Its own files only**: removing old copies and trimming the folder touches only names
+  this module writes (:func:`is_own`: two digests, ``run`` before a run's), so
+  ``$DAGMATH_FRAME_CACHE_DIR`` pointed at a folder with other content never deletes the
+  user's own ``.parquet`` files or ``derived/`` folders.
 - **Harmless**: a cache that cannot be written (read-only home, full disk) or read
   (corrupt, another version) is no cache: the file is parsed as before, never an error.
 """
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -45,12 +50,12 @@ from dagmath_viz.store.keys import cache_key
 from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
-    "MAX_BYTES", "VERSION", "cache_dir", "cache_file", "file_key", "max_bytes", "read",
+    "MAX_BYTES", "VERSION", "cache_dir", "cache_file", "file_key", "is_own", "max_bytes", "read",
     "read_run", "run_stem", "write", "write_run",
 ]  # fmt: skip
 
 #: Bump when the frame :func:`dagmath_viz.run.corpus.scored_jsonl_frames` builds changes.
-VERSION = 1
+VERSION = 2  # 2: a record's unknown fields are one column (score.reference.OTHER_FIELDS)
 #: Bytes the copies of one folder may take together (:func:`max_bytes`).
 MAX_BYTES = 2 * 2**30
 #: Environment variable overriding :data:`MAX_BYTES`, in MiB.
@@ -63,6 +68,18 @@ _META_KEY = b"dagmath-viz"
 _OFF = ("0", "off", "no", "false")
 #: Names of the stored JSON columns (a frame column of that name is not cached).
 _JSON_PREFIX = "\x00json:"
+
+
+#: The names this module and :mod:`dagmath_viz.store.views` give what they write: a copy
+#: (``<digest>-<digest>.parquet``), a run's copy (``run`` before it), their derived folders.
+_OWN_STEM = re.compile(r"(?:run)?[0-9a-f]{20}-[0-9a-f]{20}")
+
+
+def is_own(path: Path) -> bool:
+    """Whether ``path`` has a name this cache gives what it writes (a copy, a run's copy,
+    their derived values' folder): nothing else in a cache folder is ever removed."""
+    stem = path.name.removesuffix(".parquet") if path.suffix == ".parquet" else path.name
+    return _OWN_STEM.fullmatch(stem) is not None
 
 
 def cache_dir() -> Path | None:
@@ -381,7 +398,7 @@ def _prune(keep: Path) -> None:
     """Remove the older copies of the same source file (other keys, same path)."""
     prefix = keep.name.split("-", 1)[0] + "-"
     for other in keep.parent.glob(prefix + "*.parquet"):
-        if other != keep:
+        if other != keep and is_own(other):
             try:
                 other.unlink()
             except OSError:
@@ -411,10 +428,12 @@ def _trim(keep: Path) -> None:
     beside: dict[str, list[Path]] = {}  # a source's digest -> its derived folders
     if derived.is_dir():
         for d in derived.iterdir():
-            if d.is_dir():
+            if d.is_dir() and is_own(d):  # a folder of the user's own is never counted
                 beside.setdefault(_source_part(d), []).append(d)
     copies = []
     for path in folder.glob("*.parquet"):
+        if not is_own(path):
+            continue  # the user's own file: neither counted nor removed
         try:
             stamp = path.stat()
         except OSError:

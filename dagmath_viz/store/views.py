@@ -195,5 +195,5 @@ def _prune(keep: Path) -> None:
 
 def _siblings(keep: Path, prefix: str) -> Iterable[Path]:
     for other in keep.parent.glob(prefix + "*"):
-        if other != keep and other.is_dir():
+        if other != keep and other.is_dir() and colcache.is_own(other):
             yield other

@@ -317,3 +317,21 @@ def test_a_bad_sweep_interval_is_one_error_naming_the_variable(monkeypatch):
     at = _efficiency_with(monkeypatch, problems, proofs)
     errors = [e.value.replace("\\", "") for e in at.error]
     assert errors == [f"{SWEEP_ENV}='a minute': expected a number of seconds above 0"], errors
+
+
+def test_efficiency_page_stays_up_with_hostile_overlap_and_strategy(monkeypatch):
+    """Issue 33, item 6: the ``overlap`` and ``strategy`` fields are someone's data; the page
+    runs, and the chart it draws holds them escaped (a CSS url() in the legend was fetched)."""
+    import json
+
+    hostile = '<span style="background:url(http://127.0.0.2:9/x.png)">both</span>'
+    problems, proofs = _lines(_GSM / "problems.jsonl"), _lines(_GSM / "proofs.jsonl")
+    proofs = [_with(p, overlap=hostile, strategy=f"<b>{hostile}</b>") for p in proofs[:40]]
+    problems = [_with(p, overlap=hostile) for p in problems]
+    at = _efficiency_with(monkeypatch, b"".join(problems), b"".join(proofs))
+    assert not at.exception
+    charts = [json.dumps(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    assert charts, "the efficiency chart was not drawn"
+    for spec in charts:
+        assert "<span" not in spec and "<b>" not in spec
+        assert "&lt;span" in spec
