@@ -29,6 +29,7 @@ EXPECTED = {
     "generate": "dagmath_viz.cli.generate",
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
+    "export-html": "dagmath_viz.cli.export_html",
 }
 
 

@@ -41,6 +41,7 @@ COMMANDS = (
     "dagmath_viz.cli.app",
     "dagmath_viz.cli.gsm",
     "dagmath_viz.cli.generate",
+    "dagmath_viz.cli.export_html",
 )
 
 #: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
@@ -55,6 +56,7 @@ COMMAND_MODULES = {
     "generate": "dagmath_viz.cli.generate",
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
+    "export-html": "dagmath_viz.cli.export_html",
 }
 
 
