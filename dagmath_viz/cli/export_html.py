@@ -3,6 +3,7 @@
 The file opens by double-click: no server, no network, no external URL in it. A trajectory
 is the app's graph and linked step list with its problem, answers and scores; ``--report``
 writes the Overview's tables and charts with a section per trajectory of ``--select``.
+``--format svg`` or ``png`` writes the trajectory's graph as a picture instead.
 
 Pick the trajectory with ``--model``, ``--dataset``, ``--problem`` and ``--sample`` (each
 narrows the loaded rows; together they must leave one), or ``--longest`` (the one with
@@ -12,6 +13,7 @@ most steps among those left).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from dagmath_viz.cli.common import (
     EXIT_OK,
@@ -57,6 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p.add_argument(f"--{name}", metavar=name.upper(), help=f"the trajectory's {name}")
     p.add_argument("--longest", action="store_true", help="the longest of the matching ones")
     p.add_argument("--step", metavar="ID", help="a step selected when the file opens")
+    p.add_argument(
+        "--format",
+        choices=("html", "svg", "png"),
+        default="html",
+        help="svg/png: the trajectory's graph as a picture (png needs Chromium)",
+    )
     p.set_defaults(func=run_export)
 
 
@@ -64,6 +72,8 @@ def run_export(args: argparse.Namespace) -> int:
     """The ``export-html`` command; returns the exit code."""
     from dagmath_viz.run.corpus import load_corpus
 
+    if args.report and args.format != "html":
+        raise UsageError("--format svg/png draws one trajectory; leave out --report")
     with stdin_paths(args.paths) as (paths, names):
         corpus = load_corpus(paths, answers=args.answers)
         if corpus.scored.empty:
@@ -113,7 +123,18 @@ def _one(corpus, paths, args, labels) -> bytes:
     (item,) = _items(corpus, [_pick(corpus.scored, args)], paths, labels)
     if item.trajectory is None:
         raise NothingLoadedError(f"the steps of this trajectory cannot be read: {item.unreadable}")
-    return trajectory_html(item, selected_step=args.step).encode()
+    if args.format == "html":
+        return trajectory_html(item, selected_step=args.step).encode()
+    from dagmath_viz.draw import pictures
+
+    svg = pictures.trajectory_svg(
+        item.trajectory,
+        dead_ends=item.record.get("dead_ends"),
+        final_correct=item.record.get("final_correct"),
+    )
+    if args.format == "svg":
+        return svg.encode()
+    return pictures.svg_to_png(svg, Path(args.output).name)
 
 
 def _pick(scored, args) -> int:
