@@ -30,6 +30,7 @@ EXPECTED = {
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
     "export-html": "dagmath_viz.cli.export_html",
+    "labels": "dagmath_viz.cli.labels",
 }
 
 

@@ -42,6 +42,7 @@ COMMANDS = (
     "dagmath_viz.cli.gsm",
     "dagmath_viz.cli.generate",
     "dagmath_viz.cli.export_html",
+    "dagmath_viz.cli.labels",
 )
 
 #: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
@@ -57,6 +58,7 @@ COMMAND_MODULES = {
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
     "export-html": "dagmath_viz.cli.export_html",
+    "labels": "dagmath_viz.cli.labels",
 }
 
 

@@ -65,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="html",
         help="svg/png: the trajectory's graph as a picture (png needs Chromium)",
     )
+    p.add_argument("--labels", metavar="FILE", help="a label file (JSONL) whose labels to show")
     p.set_defaults(func=run_export)
 
 
@@ -81,7 +82,7 @@ def run_export(args: argparse.Namespace) -> int:
             raise NothingLoadedError(f"nothing to export in {shown}")
         for issue in corpus.issues[:5]:
             say(names.text(f"dagmath: warning: {issue}"))
-        labels = None
+        labels = _labels(args.labels)
         if args.report:
             data = _report(corpus, paths, args, labels)
         else:
@@ -89,6 +90,17 @@ def run_export(args: argparse.Namespace) -> int:
     write_atomic(args.output, data)
     say(f"wrote {args.output} ({len(data) / 1024:,.0f} KB)")
     return EXIT_PARTIAL if any(i.severity == "error" for i in corpus.issues) else EXIT_OK
+
+
+def _labels(path: str | None):
+    if path is None:
+        return None
+    from dagmath_viz.store.labels import read_labels
+
+    found = read_labels(path)
+    for issue in found.issues[:5]:
+        say(f"dagmath: warning: {issue}")
+    return found
 
 
 def _items(corpus, rows, paths, labels):
