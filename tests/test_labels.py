@@ -238,3 +238,28 @@ def test_export_html_shows_the_labels(tmp_path):
     assert main([*args, "-q"]) == 0
     page = out.read_text(encoding="utf-8")
     assert 'data-table="labels"' in page and "<td>S5</td><td>&lt;b&gt;odd&lt;/b&gt;</td>" in page
+
+
+def test_labels_of_rows_for_trajectories_and_for_steps():
+    f = lb.LabelFile(
+        "a", (lab(3, "wrong step"), lab(None, "interesting"), lab(4, "verification", problem="2"))
+    )
+    trajectories = pd.DataFrame(
+        {"model": ["m", "m", "m"], "dataset": ["d", "d", "d"], "problem": ["1", "2", "3"],
+         "sample": [0, 0, 0]}
+    )  # fmt: skip
+    assert lb.labels_of_rows(trajectories, f) == [
+        ("interesting", "wrong step"),  # a step's label marks its trajectory too
+        ("verification",),
+        (),
+    ]
+    steps = pd.DataFrame(
+        {"model": ["m", "m", "m"], "dataset": ["d", "d", "d"], "problem_id": ["1", "1", "2"],
+         "sample_id": [0, 0, 0], "step_id": [3, 5, 3]}
+    )  # fmt: skip
+    keys = ("model", "dataset", "problem_id", "sample_id")
+    assert lb.labels_of_rows(steps, f, keys, "step_id") == [
+        ("interesting", "wrong step"),  # its own label and the whole trajectory's
+        ("interesting",),
+        (),  # problem 2's label is on step 4, not 3
+    ]

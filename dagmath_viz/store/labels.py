@@ -44,6 +44,7 @@ __all__ = [
     "add_label",
     "agreement",
     "label_counts",
+    "labels_of_rows",
     "make_label",
     "read_labels",
     "remove_label",
@@ -401,3 +402,52 @@ def _categories(labels: LabelFile) -> dict[tuple, frozenset[str]]:
     for lab in labels.labels:
         found.setdefault(lab.item, set()).add(lab.label)
     return {item: frozenset(names) for item, names in found.items()}
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def labels_of_rows(
+    frame: pd.DataFrame,
+    labels: LabelFile,
+    keys: Sequence[str] = ("model", "dataset", "problem", "sample"),
+    step: str | None = None,
+) -> list[tuple[str, ...]]:
+    """The label names on each row of a table of trajectories (or, with ``step``, of
+    steps: a step's own labels and its trajectory's whole-trajectory ones), sorted.
+
+    ``keys`` name the table's columns for model, dataset, problem and sample.
+
+    Example:
+        >>> f = LabelFile("x", (make_label("m", "d", "1", 0, "odd", step_id=2),))
+        >>> rows = pd.DataFrame({"model": ["m", "m"], "dataset": ["d", "d"],
+        ...                      "problem": ["1", "2"], "sample": [0, 0]})
+        >>> labels_of_rows(rows, f)
+        [('odd',), ()]
+    """
+    anywhere: dict[tuple, set[str]] = {}  # trajectory -> labels on it or on any of its steps
+    whole: dict[tuple, set[str]] = {}  # trajectory -> whole-trajectory labels
+    on_step: dict[tuple, set[str]] = {}  # (trajectory, step) -> that step's labels
+    for lab in labels.labels:
+        anywhere.setdefault(lab.item[:4], set()).add(lab.label)
+        if lab.step_id is None:
+            whole.setdefault(lab.item[:4], set()).add(lab.label)
+        else:
+            on_step.setdefault(lab.item, set()).add(lab.label)
+    out: list[tuple[str, ...]] = []
+    columns = [frame[k] for k in keys] + ([frame[step]] if step is not None else [])
+    for values in zip(*columns, strict=True):
+        row = (str(values[0]), str(values[1]), str(values[2]), _int_or_none(values[3]))
+        if step is None:
+            found = anywhere.get(row, set())
+        else:
+            found = on_step.get((*row, values[4]), set()) | whole.get(row, set())
+        out.append(tuple(sorted(found)))
+    return out
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
