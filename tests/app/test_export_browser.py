@@ -160,3 +160,26 @@ def test_run_report_of_the_bundled_data_opens_offline(offline_page, tmp_path):
     assert int(frame.evaluate("document.getElementById('dm-root').dataset.drawn")) > 0
     save_screenshot(page, "export-report-section", full_page=False)
     assert page.blocked == [] and page.errors == []
+
+
+def test_keys_step_through_the_view(offline_page, tmp_path):
+    out = tmp_path / "keys.html"
+    out.write_text(hx.trajectory_html(hostile_item()), encoding="utf-8")  # 4 steps
+    page = offline_page
+    open_file(page, out)
+    frame = view_frame(page)
+    frame.locator("#dm-graph").focus()
+    selected = "() => document.getElementById('dm-root').dataset.selected"
+    seen = []
+    for key in ("j", "j", "ArrowRight", "ArrowRight", "ArrowRight", "k", "ArrowLeft"):
+        page.keyboard.press(key)
+        seen.append(frame.evaluate(selected))
+    # from no selection: the first step, then on; the last step stops it; then back
+    assert seen == ["0", "1", "2", "3", "3", "2", "1"]
+    assert step_in_view(frame, 1)
+    # typing in a text box is not a key for the view
+    frame.evaluate("() => { const i = document.createElement('input'); i.id = 't';"
+                   " document.body.appendChild(i); i.focus(); }")  # fmt: skip
+    page.keyboard.press("j")
+    assert frame.evaluate(selected) == "1"
+    assert page.blocked == [] and page.errors == []
