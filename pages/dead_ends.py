@@ -20,7 +20,7 @@ from dagmath_viz.draw import figures
 from dagmath_viz.formats.sources import AUTO_SOURCE_FILES, missing_sources
 from dagmath_viz.run.streamed import dead_ends_read_back, tag_counts_read_back
 from dagmath_viz.text import escape_markdown, plain
-from explorer import common
+from explorer import common, share
 
 corpus = common.corpus()
 df = corpus.scored
@@ -154,6 +154,9 @@ if cats:
     shown = shown[shown["category"].isin(cats)]
 if query:
     shown = shown[shown["text"].str.contains(query, case=False, regex=False)]
+shown = share.label_filter(
+    shown, "de_labels", ("model", "dataset", "problem_id", "sample_id"), "step_id"
+)
 
 page = shown.head(common.MAX_TABLE_ROWS).copy()
 page["text"] = page["text"].map(lambda t: plain(t, 200))

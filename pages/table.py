@@ -15,7 +15,7 @@ from dagmath_viz.analysis.trajectory_table import (
     trajectory_table,
 )
 from dagmath_viz.schema import CLASSES
-from explorer import common
+from explorer import common, share
 
 corpus = common.corpus()
 df = corpus.scored
@@ -62,6 +62,7 @@ flt = TableFilter(
     query=query,
 )
 shown = sort_table(filter_table(table, flt, text), by, descending=descending)
+shown = share.label_filter(shown, "tt_labels")  # a labels column, and a filter by label
 st.caption(
     f"{len(shown):,} of {len(table):,} trajectories · click a row to open it in the "
     "Trajectory view · click a column header to sort by it"

@@ -9,7 +9,7 @@ from dagmath_viz.analysis.align import GOLD_MODEL
 from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import escape_markdown, math_markdown, plain
-from explorer import common, graph_view
+from explorer import common, graph_view, share
 
 corpus = common.corpus()
 df = corpus.scored
@@ -130,3 +130,4 @@ with st.expander("Problem", expanded=False):
     st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
 graph_view.trajectory_view(traj, rec, selected_step=wanted_step)
 graph_view.typeset_steps(traj, dead, wanted_step, key="traj_typeset")
+share.trajectory_tools(traj, rec)  # Download as HTML; labels (explorer/share.py)

@@ -31,6 +31,8 @@ EXPECTED = {
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
     "completion": "dagmath_viz.cli.completion",
+    "export-html": "dagmath_viz.cli.export_html",
+    "labels": "dagmath_viz.cli.labels",
 }
 
 

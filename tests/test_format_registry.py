@@ -27,6 +27,8 @@ OTHER_FILES = {
     "dagmath_viz/cli/gsm.py": "the efficiency lens's commands and their --format json",
     "dagmath_viz/store/results.py": "score's output tables, written and read back (read_scored)",
     "dagmath_viz/cli/score.py": "-o's table suffixes (no pandas import to parse arguments)",
+    "dagmath_viz/store/labels.py": "the label sidecar's own file, named beside the data file",
+    "dagmath_viz/cli/labels.py": "--format json, an output format",
 }
 SUFFIXES = registry.TRAJECTORY_SUFFIXES
 _BARE = {s.lstrip(".") for s in SUFFIXES} | {s.rsplit(".", 1)[-1] for s in SUFFIXES}

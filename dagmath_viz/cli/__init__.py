@@ -43,6 +43,8 @@ COMMANDS = (
     "dagmath_viz.cli.gsm",
     "dagmath_viz.cli.generate",
     "dagmath_viz.cli.completion",
+    "dagmath_viz.cli.export_html",
+    "dagmath_viz.cli.labels",
 )
 
 #: Each sub-command and the module of :data:`COMMANDS` that registers it: ``dagmath NAME
@@ -59,6 +61,8 @@ COMMAND_MODULES = {
     "gold": "dagmath_viz.cli.generate",
     "depends": "dagmath_viz.cli.generate",
     "completion": "dagmath_viz.cli.completion",
+    "export-html": "dagmath_viz.cli.export_html",
+    "labels": "dagmath_viz.cli.labels",
 }
 
 

@@ -388,6 +388,23 @@
   }
   window.addEventListener("resize", () => { drawStrip(); updateViewMark(); });
 
+  // -- keyboard: j or → the next step, k or ← the previous one (steps in order) ------------
+  function stepBy(delta) {
+    const n = data.n_steps, cur = state.selected;
+    if (!n) return;
+    const next = cur === null || cur >= n ? (delta > 0 ? 0 : n - 1)
+      : Math.min(Math.max(cur + delta, 0), n - 1);
+    select(next, {centre: true, list: true});
+  }
+  const STEP_KEYS = {j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1};
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    if (ev.altKey || ev.ctrlKey || ev.metaKey || !(ev.key in STEP_KEYS)) return;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
+    ev.preventDefault();
+    stepBy(STEP_KEYS[ev.key]);
+  });
+
   // For tests and for the page: what was drawn, and the same actions as the buttons.
   window.dagmath = {
     data: data, state: state, select: select, setScale: setScale, fitScale: fitScale,

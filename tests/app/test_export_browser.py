@@ -1,0 +1,185 @@
+"""End to end: files written by ``dagmath export-html``, opened from file:// in Debian's
+headless Chromium with every network request refused.
+
+Each test routes all requests to abort (except the one file) and records any attempt;
+a page that asks for anything else fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dagmath_viz.analysis import tables
+from dagmath_viz.cli import main
+from dagmath_viz.draw import html_export as hx
+from dagmath_viz.draw.offline_assets import katex_bundle
+from dagmath_viz.run.corpus import load_corpus
+from tests.app.browser import REPO_ROOT, save_screenshot
+from tests.test_html_export import hostile_item, need_thought_anchors, shown
+
+pytestmark = pytest.mark.browser
+
+SAMPLE_RUNS = REPO_ROOT / "sample_data" / "runs"
+
+
+@pytest.fixture
+def offline_page(chromium_browser):
+    """A page whose context is offline and aborts every request but the file it opens;
+    ``page.blocked`` lists what was refused, ``page.errors`` the script errors."""
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000}, offline=True)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.blocked, page.errors, page.allowed = [], [], set()
+
+    def route(r):
+        if r.request.url in page.allowed:
+            r.continue_()
+        else:
+            page.blocked.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def open_file(page, path: Path) -> None:
+    url = path.resolve().as_uri()
+    page.allowed.add(url)
+    page.goto(url)
+    page.wait_for_function(
+        "document.body.dataset.views !== undefined && "
+        "document.body.dataset.viewsReady === document.body.dataset.views"
+    )
+
+
+def view_frame(page, index: int = 0):
+    return page.main_frame.child_frames[index]
+
+
+def step_in_view(frame, node: int) -> bool:
+    return frame.evaluate(
+        """(id) => { const s = document.querySelector(`.dm-step[data-id="${id}"]`);
+            const l = document.getElementById('dm-steps').getBoundingClientRect();
+            const r = s.getBoundingClientRect();
+            return s.classList.contains('sel') && r.top >= l.top - 1 && r.top < l.bottom; }""",
+        node,
+    )
+
+
+def test_longest_real_chain_opens_offline(offline_page, tmp_path):
+    root = need_thought_anchors()
+    longest = max(
+        len(json.loads(p.read_text(encoding="utf-8")))
+        for p in root.glob("*/*/*/chunks_labeled.json")
+    )
+    out = tmp_path / "chain.html"
+    assert main(["export-html", str(root), "--longest", "-o", str(out), "-q"]) == 0
+    page = offline_page
+    open_file(page, out)
+    frame = view_frame(page)
+
+    assert frame.evaluate("document.querySelectorAll('#dm-graph .dm-node').length") == longest
+    assert frame.evaluate("document.getElementById('dm-root').dataset.drawn") == str(longest)
+    save_screenshot(page, "export-chain-open", full_page=False)
+
+    # clicking a node far down the chain scrolls the step list to its step
+    target = longest - 40
+    assert not step_in_view(frame, target)
+    frame.locator(f'#dm-graph .dm-node[data-id="{target}"]').click()
+    assert frame.evaluate("document.getElementById('dm-root').dataset.selected") == str(target)
+    assert step_in_view(frame, target)
+    page.locator("iframe.dm-view").scroll_into_view_if_needed()
+    save_screenshot(page, "export-chain-clicked", full_page=False)
+
+    if katex_bundle() is not None:  # the problem (4164: p(n) = 1/n^2 ...) is typeset
+        assert page.evaluate("document.querySelectorAll('.dm-math .katex').length") > 0
+        assert page.evaluate("document.body.dataset.katex") == "1"
+    assert page.blocked == [] and page.errors == []
+
+
+def test_hostile_text_runs_nothing_offline(offline_page, tmp_path):
+    out = tmp_path / "hostile.html"
+    out.write_text(hx.trajectory_html(hostile_item()), encoding="utf-8")
+    page = offline_page
+    open_file(page, out)
+    frame = view_frame(page)
+    for node in range(4):
+        frame.locator(f'#dm-graph .dm-node[data-id="{node}"]').click()
+    assert page.evaluate("window.__pwned") is None
+    assert frame.evaluate("window.__pwned") is None
+    assert frame.evaluate("document.querySelectorAll('#dm-steps img, #dm-steps a').length") == 0
+    step2 = frame.locator('.dm-step[data-id="1"] .dm-text')
+    assert "\\href" in step2.text_content()  # refused as math: shown as written
+    if katex_bundle() is not None:
+        assert step2.locator(".katex").count() == 1  # $x^2$ typeset
+        # the stray "$" and "$5" stay text
+        assert frame.locator('.dm-step[data-id="2"] .katex').count() == 0
+    save_screenshot(page, "export-hostile", full_page=True)
+    assert page.blocked == [] and page.errors == []
+
+
+def test_run_report_of_the_bundled_data_opens_offline(offline_page, tmp_path):
+    out = tmp_path / "report.html"
+    code = main(["export-html", str(SAMPLE_RUNS), "--report", "--limit", "3", "-o", str(out),
+                 "-q"])  # fmt: skip
+    assert code == 0
+    page = offline_page
+    open_file(page, out)
+    assert page.evaluate("document.body.dataset.views") == "3"
+
+    df = load_corpus([SAMPLE_RUNS]).scored
+    board = tables.leaderboard(df, n_boot=1000)  # the Overview's call
+    for name, expected in (
+        ("leaderboard", tables.leaderboard_display(board)),
+        ("table1", tables.table1_display(tables.table1(df))),
+        ("class_counts", tables.class_counts_table(df)),
+    ):
+        cells = page.evaluate(
+            """(name) => [...document.querySelectorAll(`table[data-table="${name}"] tbody tr`)]
+                .map(tr => [...tr.cells].map(td => td.textContent))""",
+            name,
+        )
+        assert cells == [[shown(v) for v in row] for row in expected.itertuples(index=False)]
+
+    charts = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
+    drawn = page.evaluate("document.querySelectorAll('.plotly-graph-div .main-svg').length")
+    assert charts >= 4 and drawn >= charts  # each chart drew its SVG
+    save_screenshot(page, "export-report-top", full_page=False)
+
+    page.locator('table[data-table="trajectories"] a[href="#t-2"]').click()
+    top = page.evaluate("document.getElementById('t-2').getBoundingClientRect().top")
+    assert abs(top) < 5  # the link brought its section to the top
+    frame = view_frame(page, 1)
+    assert int(frame.evaluate("document.getElementById('dm-root').dataset.drawn")) > 0
+    save_screenshot(page, "export-report-section", full_page=False)
+    assert page.blocked == [] and page.errors == []
+
+
+def test_keys_step_through_the_view(offline_page, tmp_path):
+    out = tmp_path / "keys.html"
+    out.write_text(hx.trajectory_html(hostile_item()), encoding="utf-8")  # 4 steps
+    page = offline_page
+    open_file(page, out)
+    frame = view_frame(page)
+    frame.locator("#dm-graph").focus()
+    selected = "() => document.getElementById('dm-root').dataset.selected"
+    seen = []
+    for key in ("j", "j", "ArrowRight", "ArrowRight", "ArrowRight", "k", "ArrowLeft"):
+        page.keyboard.press(key)
+        seen.append(frame.evaluate(selected))
+    # from no selection: the first step, then on; the last step stops it; then back
+    assert seen == ["0", "1", "2", "3", "3", "2", "1"]
+    assert step_in_view(frame, 1)
+    # typing in a text box is not a key for the view
+    frame.evaluate("() => { const i = document.createElement('input'); i.id = 't';"
+                   " document.body.appendChild(i); i.focus(); }")  # fmt: skip
+    page.keyboard.press("j")
+    assert frame.evaluate(selected) == "1"
+    assert page.blocked == [] and page.errors == []

@@ -1,0 +1,85 @@
+"""Labels in the app (explorer/share.py), through AppTest: a label made on the Trajectory
+page is saved to the label file, survives a restart, and filters the Trajectories and
+Dead ends pages (whose CSV then carries a ``labels`` column)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+
+from dagmath_viz.store import labels as lb
+from tests.app.helpers import app_on, on_page
+
+GSM_BFS = Path(__file__).resolve().parents[2] / "sample_data" / "runs" / "gsm-bfs"
+# problem 10 of the bundled gsm-bfs run: 9 steps, S5 and S8 its dead ends (read by hand)
+QUERY = {"model": "gsm-bfs", "dataset": "gsm-logic", "problem": "10", "sample": "0"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def _trajectory(monkeypatch):
+    return on_page(app_on(monkeypatch, GSM_BFS, **QUERY), "pages/trajectory.py")
+
+
+def _by_key(widgets, key):
+    (found,) = [w for w in widgets if w.key == key]
+    return found
+
+
+def test_a_label_made_in_the_app_survives_a_restart_and_filters(monkeypatch, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    monkeypatch.setenv("DAGMATH_LABELS", str(path))
+    at = _trajectory(monkeypatch)
+    assert any(e.label == "Labels (0)" for e in at.expander)
+    _by_key(at.selectbox, "share_step").select("S5")
+    _by_key(at.text_input, "share_new").input("unused given")
+    _by_key(at.text_input, "share_note").input("never cited")
+    _by_key(at.button, "share_add").click()
+    at.run()
+    assert not at.exception
+
+    saved = lb.read_labels(path)
+    assert saved.issues == ()
+    assert [(x.problem_id, x.sample_id, x.step_id, x.label, x.note) for x in saved.labels] == [
+        ("10", 0, 5, "unused given", "never cited")
+    ]
+
+    st.cache_resource.clear()  # a restart: nothing kept in memory
+    st.cache_data.clear()
+    at = _trajectory(monkeypatch)
+    assert any(e.label == "Labels (1)" for e in at.expander)
+    assert any(t.value == "S5 · unused given · never cited" for t in at.text)
+
+    at = on_page(at, "pages/table.py")
+    _by_key(at.multiselect, "tt_labels").select("unused given")
+    at.run()
+    rows = at.dataframe[0].value
+    assert rows[["problem", "sample", "labels"]].values.tolist() == [["10", 0, "unused given"]]
+
+    at = on_page(at, "pages/dead_ends.py")
+    _by_key(at.multiselect, "de_labels").select("unused given")
+    at.run()
+    shown = at.dataframe[-1].value
+    assert shown[["problem_id", "step_id"]].values.tolist() == [["10", 5]]
+
+
+def test_a_foreign_label_file_is_reported_and_left_alone(monkeypatch, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(b'{"model": "m", "n_nodes": 3}\n')
+    monkeypatch.setenv("DAGMATH_LABELS", str(path))
+    at = _trajectory(monkeypatch)
+    shown = [w.value.replace("\\", "") for w in at.warning]  # markdown escapes dropped
+    assert any("line 1: no label-file header" in w for w in shown)
+    assert any("line 1: not a label: missing dataset" in w for w in shown)
+    _by_key(at.text_input, "share_new").input("x")
+    _by_key(at.button, "share_add").click()
+    at.run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("Label not saved" in e and "not a label file" in e for e in errors)
+    assert path.read_bytes() == b'{"model": "m", "n_nodes": 3}\n'

@@ -1,0 +1,254 @@
+"""The self-contained HTML export (dagmath_viz.draw.html_export, ``dagmath export-html``).
+
+The browser half (opened from file:// with the network off) is tests/app/test_export_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dagmath_viz.analysis import tables
+from dagmath_viz.cli import main
+from dagmath_viz.cli.export_html import SELECT_CHOICES
+from dagmath_viz.draw import html_export as hx
+from dagmath_viz.draw.offline_assets import katex_bundle, neutralise_urls, plotly_bundle
+from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.schema import DagMathError, Step, Trajectory
+
+REPO = Path(__file__).resolve().parents[1]
+THOUGHT_ANCHORS = (REPO / ".." / "shared" / "data" / "thought-anchors").resolve()
+GSM_BFS = REPO / "sample_data" / "runs" / "gsm-bfs"
+URL = re.compile(r"https?://", re.IGNORECASE)
+
+HOSTILE = "</script><script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>"
+
+
+def need_thought_anchors() -> Path:
+    if not THOUGHT_ANCHORS.is_dir():
+        reason = f"{THOUGHT_ANCHORS} not found"
+        if os.environ.get("DAGMATH_REQUIRE_SHARED") == "1":
+            pytest.fail(f"{reason} and DAGMATH_REQUIRE_SHARED=1", pytrace=False)
+        pytest.skip(f"{reason} (DAGMATH_REQUIRE_SHARED=1 to fail)")
+    return THOUGHT_ANCHORS
+
+
+def hostile_item() -> hx.ExportedTrajectory:
+    steps = (
+        Step(1, (), HOSTILE + ' <a href="javascript:window.__pwned=3">x</a> costs $5'),
+        Step(2, (1,), r"so $\href{javascript:window.__pwned=4}{y}$ and $x^2$", HOSTILE),
+        Step(3, (1,), "a dead end with a stray $ sign"),
+        Step(4, (2,), r"The final answer is $\boxed{7}$."),
+    )
+    traj = Trajectory(HOSTILE, "d<b>", "p&1", 0, steps, problem_text=HOSTILE + " $1+1$")
+    rec = {
+        "model": HOSTILE,
+        "dataset": "d<b>",
+        "problem_id": "p&1",
+        "sample_id": 0,
+        "class": "incorrect",
+        "dead_ends": (3,),
+        "final_correct": False,
+        "closeness_rate": 0.75,
+        "n_nodes": 4,
+        "n_edges": 3,
+        "density": 0.5,
+        "predicted_answer": "7" + HOSTILE,
+        "reference_answer": "8",
+        "errors": (HOSTILE,),
+        "source": "http://evil.example/x.json",
+    }
+    return hx.ExportedTrajectory(traj, rec, ((2, "wrong step", HOSTILE),))
+
+
+class Tables(HTMLParser):
+    """Every ``<table data-table=...>`` of a page as {name: rows of cell texts}."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._name: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._name = dict(attrs).get("data-table")
+            self.tables[self._name] = []
+        elif tag == "tr" and self._name:
+            self.tables[self._name].append([])
+        elif tag in ("td", "th") and self._name:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[self._name][-1].append("".join(self._cell))
+            self._cell = None
+        elif tag == "table":
+            self._name = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def page_tables(page: str) -> dict[str, list[list[str]]]:
+    parser = Tables()
+    parser.feed(page)
+    return parser.tables
+
+
+def shown(value) -> str:
+    return tables.MISSING if value is None or pd.isna(value) else str(value)
+
+
+# --------------------------------------------------------------------------- safety
+
+
+def test_hostile_text_is_escaped_and_adds_no_script_or_url():
+    page = hx.trajectory_html(hostile_item())
+    assert not URL.search(page)  # the record's http:// source shows, spelled with entities
+    assert "http:&#47;&#47;evil.example" in page
+    # the hostile text adds no tag: the only <script> tags are the page's own
+    benign = hx.trajectory_html(
+        hx.ExportedTrajectory(
+            Trajectory("m", "d", "p", 0, (Step(1, (), "a"), Step(2, (1,), "b"))),
+            {"class": "perfect", "dead_ends": (), "final_correct": True},
+        )
+    )
+    assert page.count("<script") == benign.count("<script")
+    markup = re.sub(r"<script[^>]*>.*?</script>", "", page, flags=re.S)  # our own scripts
+    assert "<img" not in markup and '<a href="javascript' not in markup
+    assert "&lt;img src=x onerror=window.__pwned=2&gt;" in page  # shown as text
+    # inside the srcdoc the view's JSON keeps "<" as an escape, twice removed from markup
+    assert "window.__pwned=1</script>" not in page
+
+
+def test_a_url_left_in_a_page_is_refused():
+    with pytest.raises(RuntimeError, match="external URL"):
+        hx.check_page("<p>see https://example.org</p>")
+    assert hx.check_page("<p>see https:\\/\\/example.org</p>").startswith("<p>")
+
+
+def test_bundles_name_no_url():
+    assert neutralise_urls("a http://x and HTTPS://y") == "a http:\\/\\/x and HTTPS:\\/\\/y"
+    assert not URL.search(plotly_bundle())
+    assert len(plotly_bundle()) > 1_000_000  # the whole offline bundle, not a stub
+    katex = katex_bundle()
+    if katex is None:
+        pytest.skip("no KaTeX in the installed packages: pages keep LaTeX source")
+    assert not URL.search(katex.script + katex.css)
+    assert "window.katex=" in katex.script and "export" not in katex.script[-200:]
+    assert katex.css.count("@font-face") >= 5 and "data:font/woff2;base64," in katex.css
+
+
+def test_a_trajectory_page_carries_katex_once_and_no_plotly():
+    page = hx.trajectory_html(hostile_item())
+    if katex_bundle() is not None:
+        assert page.count("window.katex=") == 1
+    assert "Plotly.newPlot" not in page and len(page) < 1_500_000
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_select_rows_hand_worked():
+    df = pd.DataFrame(
+        {
+            "class": ["incorrect", "perfect", "incorrect", "imperfect", "incorrect"],
+            "dead_ends": [(1,), (), (1, 2, 3), (4, 5), ()],
+        }
+    )
+    assert hx.select_rows(df, "incorrect-dead-ends", 10) == [2, 0]
+    assert hx.select_rows(df, "incorrect", 10) == [2, 0, 4]
+    assert hx.select_rows(df, "dead-ends", 2) == [2, 3]
+    assert hx.select_rows(df, "imperfect", 10) == [3]
+    assert hx.select_rows(df, "all", 3) == [0, 1, 2]
+    assert hx.select_rows(df, "none", 3) == []
+    with pytest.raises(DagMathError, match="unknown selection"):
+        hx.select_rows(df, "best", 3)
+
+
+def test_the_command_offers_every_selection():
+    assert SELECT_CHOICES == tuple(hx.SELECTIONS)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+@pytest.fixture(scope="module")
+def bfs_corpus():
+    return load_corpus([GSM_BFS])
+
+
+def test_report_numbers_are_the_overview_tables(bfs_corpus):
+    df = bfs_corpus.scored
+    rows = hx.select_rows(df, "incorrect-dead-ends", 3)
+    items = [hx.ExportedTrajectory(bfs_corpus.trajectory(r), df.iloc[r].to_dict()) for r in rows]
+    page = hx.report_html(df, items, selection="incorrect-dead-ends")
+    found = page_tables(page)
+
+    board = tables.leaderboard(df, n_boot=1000)
+    for name, expected in (
+        ("leaderboard", tables.leaderboard_display(board)),
+        ("table1", tables.table1_display(tables.table1(df))),
+        ("class_counts", tables.class_counts_table(df)),
+    ):
+        assert found[name][0] == [str(c) for c in expected.columns], name
+        want = [[shown(v) for v in row] for row in expected.itertuples(index=False)]
+        assert found[name][1:] == want, name
+    # the bundled gsm-bfs data: 26 problems, 26 trajectories, every answer right
+    assert found["leaderboard"][1][2:5] == ["26", "26", "100.0% [100.0, 100.0%]"]
+    assert page.count("Plotly.newPlot") >= 3 and page.count("window.PlotlyConfig") <= 1
+    assert not URL.search(page)
+
+
+def test_report_links_each_section_from_its_table(bfs_corpus):
+    df = bfs_corpus.scored
+    rows = hx.select_rows(df, "dead-ends", 2)
+    items = [hx.ExportedTrajectory(bfs_corpus.trajectory(r), df.iloc[r].to_dict()) for r in rows]
+    page = hx.report_html(df, items, selection="dead-ends")
+    listed = page_tables(page)["trajectories"]
+    assert [r[0] for r in listed[1:]] == ["1", "2"]
+    for i, row in enumerate(rows, start=1):
+        assert f'<a href="#t-{i}">{i}</a>' in page and f'id="t-{i}"' in page
+        assert listed[i][3] == str(df.iloc[row]["problem_id"])
+    assert page.count('class="dm-view"') == 2
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_export_html_of_the_longest_real_chain(tmp_path):
+    root = need_thought_anchors()
+    longest = max(
+        len(json.loads(p.read_text(encoding="utf-8")))
+        for p in root.glob("*/*/*/chunks_labeled.json")
+    )
+    out = tmp_path / "chain.html"
+    assert main(["export-html", str(root), "--longest", "-o", str(out), "-q"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert not URL.search(page)
+    assert f"data-nodes=&quot;{longest}&quot;" in page  # the view, inside srcdoc
+    assert page.count('class="dm-view"') == 1
+
+
+def test_export_html_refuses_an_ambiguous_choice(tmp_path, capsys):
+    out = tmp_path / "x.html"
+    assert main(["export-html", str(GSM_BFS), "-o", str(out)]) == 2
+    assert "26 trajectories match" in capsys.readouterr().err and not out.exists()
+    assert main(["export-html", str(GSM_BFS), "--problem", "nope", "-o", str(out)]) == 3
+
+
+def test_export_html_report_command(tmp_path):
+    out = tmp_path / "report.html"
+    code = main(["export-html", str(GSM_BFS), "--report", "--select", "all", "--limit", "2",
+                 "-o", str(out), "-q"])  # fmt: skip
+    assert code == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count('class="dm-view"') == 2 and not URL.search(page)
