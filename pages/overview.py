@@ -83,15 +83,7 @@ spread_fig = common.derived(
 )
 st.plotly_chart(spread_fig, width="stretch")
 spread = common.derived("model_spread", lambda: tables.model_spread(df, board=board), persist=True)
-shown = spread.copy()
-for col in shown.columns:
-    if col.endswith(("_mean", "_std")):
-        shown[col] = shown[col].map(tables.format_percent)
-shown["ratio"] = spread["ratio"].round(1)
-labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
-for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
-    labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}
-st.dataframe(common.visible(shown.rename(columns=labels)), hide_index=True, width="stretch")
+st.dataframe(common.visible(tables.spread_display(spread)), hide_index=True, width="stretch")
 common.download(spread, "model_spread.csv", "Download the spread (CSV, fractions)")
 
 st.subheader("By difficulty group")

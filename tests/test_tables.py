@@ -15,6 +15,7 @@ from dagmath_viz.analysis.tables import (
     format_percent,
     leaderboard,
     leaderboard_display,
+    spread_display,
     table1,
     table1_display,
     with_difficulty_group,
@@ -378,3 +379,16 @@ def _pairs(*rows: tuple[str, str]) -> pd.DataFrame:
 )
 def test_default_comparison(frame: pd.DataFrame, expected: list[str]) -> None:
     assert default_comparison(frame) == expected
+
+
+def test_the_spread_is_displayed_in_percent_with_the_ratio_to_one_decimal():
+    spread = pd.DataFrame(
+        [{"dataset": "d", "n_models": 3, "pass_at_1_mean": 0.5, "pass_at_1_std": 0.25,
+          "r_hat_mean": 0.125, "r_hat_std": 0.0625, "auc_mean": 0.3, "auc_std": 0.1,
+          "ratio": 4.04}]
+    )  # fmt: skip
+    shown = spread_display(spread)
+    row = shown.iloc[0]
+    assert row["PASS@1 mean"] == "50.0%" and row["PASS@1 std"] == "25.0%"
+    assert row["R̂ std"] == "6.2%" or row["R̂ std"] == "6.3%"  # 6.25 % to one decimal
+    assert row["std PASS@1 / std R̂"] == 4.0 and row["models"] == 3

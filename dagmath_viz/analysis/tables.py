@@ -26,6 +26,7 @@ __all__ = [
     "leaderboard",
     "model_spread",
     "report_table",
+    "spread_display",
     "table1",
     "with_difficulty_group",
 ]
@@ -423,3 +424,16 @@ def default_comparison(df: pd.DataFrame) -> list[str]:
     if best["models"] < 2:
         return sorted(pairs["model"].unique())[:2]
     return sorted(pairs.loc[pairs["dataset"] == best["dataset"], "model"].unique())[:2]
+
+
+def spread_display(spread: pd.DataFrame) -> pd.DataFrame:
+    """The spread table as the Overview shows it (percent, ratio to one decimal)."""
+    shown = spread.copy()
+    for col in shown.columns:
+        if col.endswith(("_mean", "_std")):
+            shown[col] = shown[col].map(format_percent)
+    shown["ratio"] = spread["ratio"].round(1)
+    labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
+    for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
+        labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}
+    return shown.rename(columns=labels)

@@ -281,7 +281,7 @@ def _overview_parts(df: pd.DataFrame) -> list[str]:
 
     out.append('<h2 id="spread">PASS@1 against R̂ across models</h2>')
     out.append(_figure_html(paper_figures.spread_figure(board)))
-    out.append(_table_html(_spread_display(tables.model_spread(df, board=board)), "spread"))
+    out.append(_table_html(tables.spread_display(tables.model_spread(df, board=board)), "spread"))
 
     out.append('<h2 id="difficulty">By difficulty group</h2>')
     by_diff = tables.by_difficulty(df)
@@ -306,19 +306,6 @@ def _overview_parts(df: pd.DataFrame) -> list[str]:
     out.append(_figure_html(figures.class_counts_figure(counts)))
     out.append(_table_html(counts, "class_counts"))
     return out
-
-
-def _spread_display(spread: pd.DataFrame) -> pd.DataFrame:
-    """The spread table as the Overview shows it (percent, ratio to one decimal)."""
-    shown = spread.copy()
-    for col in shown.columns:
-        if col.endswith(("_mean", "_std")):
-            shown[col] = shown[col].map(tables.format_percent)
-    shown["ratio"] = spread["ratio"].round(1)
-    labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
-    for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
-        labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}
-    return shown.rename(columns=labels)
 
 
 def _rates_display(table: pd.DataFrame) -> pd.DataFrame:
