@@ -262,7 +262,8 @@ def test_short_trajectories_are_layered_top_down_long_ones_in_reading_order():
 def test_layout_can_be_forced_and_scale_and_selection_passed():
     data = _all(render_trajectory_html(IMPERFECT, layout="reading", scale=0.5, selected_step="9"))
     assert data["view"] == {"layout": "reading", "selected": 8, "scale": 0.5,
-                            "show_steps": True, "height": 600}  # fmt: skip
+                            "show_steps": True, "height": 600, "fit_window": False,
+                            "min_height": 440, "max_height": 1600}  # fmt: skip
     assert _all(render_trajectory_html(IMPERFECT, selected_step=99))["view"]["selected"] is None
     assert _all(render_dag_html(IMPERFECT))["view"]["show_steps"] is False
 
@@ -449,3 +450,49 @@ def test_readable_default_lands_on_a_short_imperfect_trajectory():
     assert render.readable_default([(128, 5, "imperfect"), (9, 0, "perfect")]) == 1
     assert render.readable_default([(128, 5, "imperfect"), (300, 0, "perfect")]) == 0
     assert render.readable_default([]) is None
+
+
+# -- math (issue 34 item 2) ----------------------------------------------------------------
+
+
+MATH_STEPS = (
+    Step(1, (), r"Let \( p(x) \) be the polynomial, with \[ p(5) = \dfrac{24}{5} \]."),
+    Step(2, (1,), r"So \( <script>parent.__pwned=1</script> \) and $\href{javascript:1}{x}$"),
+    Step(3, (2,), "no math here, it costs $5"),
+    Step(4, (3,), r"The final answer is \(\boxed{\frac{24}{5}}\).", r"since \(a \le b\)"),
+)
+
+
+def test_steps_with_formulas_carry_segments_for_the_typesetter():
+    nodes = _nodes(render_trajectory_html(_traj(*MATH_STEPS), final_correct=True))
+    assert nodes[0]["math"] == [
+        [0, "Let "],
+        [1, "p(x)"],
+        [0, " be the polynomial, with "],
+        [2, r"p(5) = \dfrac{24}{5}"],
+        [0, "."],
+    ]
+    # markup or a link inside a delimiter is no formula: the step has nothing to typeset
+    assert "math" not in nodes[1] and "math" not in nodes[2]
+    assert nodes[3]["math"][1] == [1, r"\boxed{\frac{24}{5}}"]
+    assert nodes[3]["why_math"] == [[0, "since "], [1, r"a \le b"]]
+
+
+def test_hover_and_labels_show_formulas_as_text_not_tex():
+    nodes = _nodes(render_trajectory_html(_traj(*MATH_STEPS), final_correct=True))
+    # by hand: \( p(x) \) -> p(x); \dfrac{24}{5} -> 24/5; \boxed{..} -> its content; \le -> ≤
+    assert nodes[0]["snippet"] == "Let p(x) be the polynomial, with p(5) = 24/5."
+    assert "The final answer is 24/5." in nodes[3]["title"]
+    assert "why: since a ≤ b" in nodes[3]["title"]
+    assert "\\(" not in nodes[3]["title"]
+
+
+def test_a_page_with_math_carries_katex_and_stays_offline_and_inert():
+    page = render_trajectory_html(_traj(*MATH_STEPS), final_correct=True)
+    assert "window.dmKatex=" in page  # the KaTeX Streamlit ships, inlined
+    assert not re.search(r"https?://", page, re.I)
+    assert "<script>parent" not in page  # the hostile step stays JSON data
+    assert page.count("</script>") == 3  # data, KaTeX, the view
+    # a page without formulas does not carry KaTeX's 250 kB
+    plain_page = render_trajectory_html(_traj(Step(1, (), "a"), Step(2, (1,), "b")))
+    assert "dmKatex=" not in plain_page and plain_page.count("</script>") == 2

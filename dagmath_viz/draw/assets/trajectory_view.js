@@ -37,13 +37,49 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function lay() { return data.layouts[state.layout + (state.prune ? "_pruned" : "")]; }
+  // Reading order: rows narrowed to the pane, so that no box is clipped at the initial
+  // zoom. Arcs run in the margin on the left, so a narrower row meets every edge it did.
+  const MIN_ROW = 220;
+  const fitted = {};
+  function lay() {
+    const L = data.layouts[state.layout + (state.prune ? "_pruned" : "")];
+    if (L.kind !== "reading" || !pane.clientWidth) return L;
+    const left = Math.min(...L.boxes.filter((b) => b).map((b) => b[0]), L.width);
+    const room = Math.floor(pane.clientWidth / (view.scale || 1)) - 2 * M - 2;
+    const w = Math.max(left + MIN_ROW, Math.min(L.width, room));
+    if (w >= L.width) return L;
+    const key = state.layout + state.prune + w;
+    if (!fitted[key]) {
+      fitted[key] = Object.assign({}, L, {width: w,
+        boxes: L.boxes.map((b) => b && [b[0], b[1], w - b[0], b[3]])});
+    }
+    return fitted[key];
+  }
+
+  // On the Trajectory page the view takes the window's height below what is above it (the
+  // frame is same-origin), so graph and list are both on screen on arrival, each with its
+  // own scroll; if too little is left below, it takes the window and the page scrolls once.
+  function fitWindow() {
+    if (!view.fit_window) return;
+    try {
+      const frame = window.frameElement;
+      if (!frame) return;
+      const win = frame.ownerDocument.defaultView;
+      const top = frame.getBoundingClientRect().top + win.scrollY;
+      let h = win.innerHeight - top - 12;
+      if (h < view.min_height) h = win.innerHeight - 24;
+      h = Math.round(Math.max(view.min_height, Math.min(h, view.max_height)));
+      frame.style.height = h + "px";
+      root.style.height = h + "px";
+    } catch (err) { /* another origin: keep the height given */ }
+  }
 
   // -- drawing ------------------------------------------------------------------------------
   function snippet(node, box) {
-    if (!node.text) return "";
+    const text = node.snippet || node.text;  // formulas as readable text, not TeX source
+    if (!text) return "";
     const room = Math.floor((box[2] - 14 - 9 * node.label.length) / 7);
-    const line = node.text.replace(/\s+/g, " ").trim();
+    const line = text.replace(/\s+/g, " ").trim();
     return line.length > room ? line.slice(0, Math.max(room - 1, 0)) + "…" : line;
   }
 
@@ -138,7 +174,7 @@
   }
   function initialScale() {
     if (view.scale) return view.scale;
-    if (lay().kind === "reading") return Math.min(1, Math.max(fitWidth(), 0.85));
+    if (lay().kind === "reading") return Math.min(1, fitWidth());
     return Math.min(1.25, Math.max(fitScale(), 0.8));
   }
   function fitWidth() { return pane.clientWidth / (lay().width + 2 * M); }
@@ -328,10 +364,44 @@
   // -- step list ----------------------------------------------------------------------------
   const BADGE = {dead_end: "dead end", final_correct: "final · correct",
     final_incorrect: "final · incorrect", final: "final"};
+  // -- math: typeset with the KaTeX the page carries (window.dmKatex), as MathML, when a step
+  // scrolls into view. KaTeX builds DOM nodes itself (trust off: no \href, no \html*);
+  // a formula it cannot parse shows as written.
+  const katex = window.dmKatex || null;
+  const KATEX_OPTIONS = {throwOnError: false, trust: false, output: "mathml", strict: "ignore",
+    maxExpand: 300, maxSize: 30};
+  function putMath(box, segments, raw) {
+    if (!katex || !segments) { box.textContent = raw; return; }
+    box.textContent = "";
+    for (const [kind, piece] of segments) {
+      if (kind === 0) { box.appendChild(document.createTextNode(piece)); continue; }
+      const span = el("span", {class: kind === 2 ? "dm-math dm-display" : "dm-math"});
+      try {
+        katex.render(piece, span, Object.assign({displayMode: kind === 2}, KATEX_OPTIONS));
+      } catch (err) {
+        span.textContent = (kind === 2 ? "\\[" : "\\(") + piece + (kind === 2 ? "\\]" : "\\)");
+      }
+      box.appendChild(span);
+    }
+    box.dataset.typeset = "1";
+  }
+  const pendingMath = new Map();  // step element -> function that typesets it
+  const mathObserver = (katex && "IntersectionObserver" in window)
+    ? new IntersectionObserver((entries) => {
+      for (const en of entries) {
+        if (!en.isIntersecting) continue;
+        const run = pendingMath.get(en.target);
+        if (run) { run(); pendingMath.delete(en.target); }
+        mathObserver.unobserve(en.target);
+      }
+    }, {root: list, rootMargin: "400px 0px"}) : null;
+
   function buildList() {
     if (!view.show_steps) { list.classList.add("dm-off"); return; }
-    list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · text as written " +
-      "(LaTeX source) · click a step to find it in the graph"));
+    const hasMath = nodes.some((n) => n.math || n.why_math);
+    list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · " +
+      (hasMath && katex ? "math typeset" : "text as written (LaTeX source)") +
+      " · click a step to find it in the graph"));
     stepEls = nodes.map((n) => {
       if (n.position < 0) return null;
       const s = el("div", {class: "dm-step k-" + n.kind, role: "listitem",
@@ -345,13 +415,23 @@
       if (n.fault) head.appendChild(el("span", {class: "dm-badge b-fault"}, "fault"));
       for (const t of n.tags) head.appendChild(el("span", {class: "dm-badge b-tag"}, t));
       s.appendChild(head);
-      s.appendChild(el("div", {class: "dm-text"}, n.text));
+      const textBox = el("div", {class: "dm-text"}, n.text);
+      s.appendChild(textBox);
       for (const f of n.faults) s.appendChild(el("div", {class: "dm-fault"}, "fault: " + f));
+      let whyBox = null;
       if (n.why) {
         const d = el("details");
         d.appendChild(el("summary", {}, "why"));
-        d.appendChild(el("div", {}, n.why));
+        whyBox = el("div", {}, n.why);
+        d.appendChild(whyBox);
         s.appendChild(d);
+      }
+      if (mathObserver && (n.math || n.why_math)) {
+        pendingMath.set(s, () => {
+          if (n.math) putMath(textBox, n.math, n.text);
+          if (n.why_math && whyBox) putMath(whyBox, n.why_math, n.why);
+        });
+        mathObserver.observe(s);
       }
       s.addEventListener("click", (ev) => {
         if (ev.target.closest("details")) return;
@@ -376,6 +456,7 @@
   });
   window.addEventListener("mouseup", () => { drag = null; pane.classList.remove("dm-dragging"); });
 
+  fitWindow();
   buildList();
   draw();
   setScale(initialScale(), false);
@@ -386,7 +467,14 @@
       if (window.frameElement) window.frameElement.scrollIntoView({block: "start"});
     } catch (err) { /* not embedded, or another origin: nothing to scroll */ }
   }
-  window.addEventListener("resize", () => { drawStrip(); updateViewMark(); });
+  let lastWidth = pane.clientWidth;
+  window.addEventListener("resize", () => {
+    if (pane.clientWidth !== lastWidth && lay().kind === "reading") {
+      lastWidth = pane.clientWidth;
+      draw();
+    }
+    drawStrip(); updateViewMark();
+  });
 
   // For tests and for the page: what was drawn, and the same actions as the buttons.
   window.dagmath = {
