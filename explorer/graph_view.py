@@ -30,6 +30,7 @@ def trajectory_view(
     selected_step: Any = None,
     show_steps: bool = True,
     layout: str = "auto",
+    fit_window: bool = False,
 ) -> None:
     """Draw ``traj`` (scored as ``rec``: its ``dead_ends`` and ``final_correct``).
 
@@ -41,6 +42,7 @@ def trajectory_view(
         selected_step: a step id selected, centred and scrolled to on arrival (``step=``).
         show_steps: the step list beside the graph.
         layout: "auto", "layered" or "reading".
+        fit_window: the view takes the window's height below its top (Trajectory page).
     """
     html = render_trajectory_html(
         traj,
@@ -51,6 +53,7 @@ def trajectory_view(
         scale=scale,
         show_steps=show_steps,
         layout=layout,
+        fit_window=fit_window,
     )
     st.iframe(html, height=height)
 
