@@ -692,25 +692,43 @@ def set_choice(key: str, value: Any) -> None:
 
 
 def open_trajectory(
-    model: str, dataset: str, problem: str, sample: int, step: Any | None = None
+    model: str,
+    dataset: str,
+    problem: str,
+    sample: int,
+    step: Any | None = None,
+    find: str | None = None,
 ) -> None:
-    """Switch to the Trajectory view of one trajectory (optionally at one step)."""
+    """Switch to the Trajectory view of one trajectory (optionally at one step, or at the
+    first step that holds ``find``, with find-next)."""
     set_choice("traj_model", model)
     set_choice("traj_dataset", dataset)
     set_choice("traj_problem", str(problem))
     set_choice("traj_sample", int(sample))
     st.session_state.pop("traj_classes", None)  # show every class: the target's included
     st.session_state.pop("traj_step_page", None)
+    st.session_state.pop("traj_at", None)  # arriving: the link's step= and find= hold
     params = {"model": model, "dataset": dataset, "problem": str(problem), "sample": str(sample)}
     if step is not None:
         params["step"] = str(step)
+    if find and find.strip():
+        params["find"] = find.strip()
     st.switch_page(TRAJECTORY_PAGE, query_params=params)
 
 
 def open_table(**filters: Any) -> None:
     """Switch to the trajectory table, filtered (``models=[...]``, ``problems=[...]``, …)."""
-    for name in ("models", "datasets", "classes", "correct"):
+    params: dict[str, Any] = {}
+    for name, param in (("models", "m"), ("datasets", "d"), ("classes", "cls"), ("correct", "ans")):
         st.session_state[f"tt_{name}"] = list(filters.get(name) or [])
+        if filters.get(name):
+            params[param] = [str(v) for v in filters[name]]
     st.session_state["tt_problems"] = ", ".join(map(str, filters.get("problems") or []))
     st.session_state["tt_query"] = filters.get("query", "")
-    st.switch_page(TABLE_PAGE)
+    for key, param in (("tt_problems", "p"), ("tt_query", "q")):
+        if st.session_state[key]:
+            params[param] = st.session_state[key]
+    # the other filters start afresh: the page's memory would bring them back
+    for key in ("tt_state", "tt_min_steps", "tt_max_steps", "tt_sort", "tt_desc"):
+        st.session_state.pop(key, None)
+    st.switch_page(TABLE_PAGE, query_params=params)  # the address holds the filters

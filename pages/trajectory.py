@@ -85,6 +85,13 @@ with pick[5]:
     )  # fmt: skip
 
 st.query_params.update(model=model, dataset=dataset, problem=str(problem), sample=str(sample))
+# step= (written by the view as steps are selected) and find= belong to the trajectory they
+# were set on: moving to another one here drops them; arriving by a link keeps them.
+here = (model, dataset, str(problem), str(sample))
+if st.session_state.get("traj_at") not in (None, here):
+    for param in ("step", "find"):
+        st.query_params.pop(param, None)
+st.session_state["traj_at"] = here
 row = order_rows[position - 1]
 rec = df.iloc[row]
 traj, unreadable = common.trajectory_of(corpus, row)
@@ -121,7 +128,10 @@ wanted_step = st.query_params.get("step")
 if wanted_step is not None and all(str(s.step_id) != wanted_step for s in traj.steps):
     st.warning(f"Step {escape_markdown(plain(wanted_step, 40))} is not in this trajectory.")
     wanted_step = None
-graph_view.trajectory_view(traj, rec, selected_step=wanted_step, fit_window=True)
+find = st.query_params.get("find")
+graph_view.trajectory_view(
+    traj, rec, selected_step=wanted_step, fit_window=True, link_steps=True, find=find
+)
 cells = st.columns(5)
 cells[0].metric("Final answer", verdict)
 cells[1].metric("Closeness rate", tables.format_percent(rec["closeness_rate"]))

@@ -263,7 +263,8 @@ def test_layout_can_be_forced_and_scale_and_selection_passed():
     data = _all(render_trajectory_html(IMPERFECT, layout="reading", scale=0.5, selected_step="9"))
     assert data["view"] == {"layout": "reading", "selected": 8, "scale": 0.5,
                             "show_steps": True, "height": 600, "fit_window": False,
-                            "min_height": 440, "max_height": 1600}  # fmt: skip
+                            "min_height": 440, "max_height": 1600, "link_steps": False,
+                            "find": "", "find_hits": []}  # fmt: skip
     assert _all(render_trajectory_html(IMPERFECT, selected_step=99))["view"]["selected"] is None
     assert _all(render_dag_html(IMPERFECT))["view"]["show_steps"] is False
 
@@ -496,3 +497,23 @@ def test_a_page_with_math_carries_katex_and_stays_offline_and_inert():
     # a page without formulas does not carry KaTeX's 250 kB
     plain_page = render_trajectory_html(_traj(Step(1, (), "a"), Step(2, (1,), "b")))
     assert "dmKatex=" not in plain_page and plain_page.count("</script>") == 2
+
+
+# -- state in the address, and find (issue 34 item 6/7) -------------------------------------
+
+
+def test_a_search_marks_its_steps_and_selects_the_first():
+    # IMPERFECT's texts: which hold "v9"? Read from the trajectory itself, by hand below.
+    t = _traj(
+        Step(1, (), "Let x be 3"),
+        Step(2, (1,), "so y = 2", "since X is odd"),
+        Step(3, (2,), "The final answer is $5$."),
+    )
+    view = _all(render_trajectory_html(t, find="  x ", link_steps=True))["view"]
+    # "x" in step 1's text and in step 2's thinking ("X", any case); not in step 3
+    assert view["find_hits"] == [0, 1] and view["selected"] == 0 and view["find"] == "x"
+    assert view["link_steps"] is True
+    # a step= link wins over the first hit
+    assert _all(render_trajectory_html(t, find="x", selected_step=3))["view"]["selected"] == 2
+    # nodes carry their step id for the address
+    assert [n["sid"] for n in _nodes(render_trajectory_html(t))] == ["1", "2", "3"]

@@ -35,6 +35,7 @@ from typing import Any
 
 from pyvis.network import Network
 
+from dagmath_viz.analysis.trajectory_table import matching_steps
 from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.score.graph import StepGraph, dead_end_positions, depths
@@ -157,6 +158,8 @@ def render_trajectory_html(
     show_steps: bool = True,
     layout: str = "auto",
     fit_window: bool = False,
+    link_steps: bool = False,
+    find: str | None = None,
 ) -> str:
     """A self-contained HTML page: the step graph and (``show_steps``) the step list, linked.
 
@@ -180,6 +183,11 @@ def render_trajectory_html(
         fit_window: when embedded same-origin, the view sets its own and its frame's height
             to what the window has below the frame's top (at least :data:`MIN_FIT_HEIGHT`,
             at most :data:`MAX_FIT_HEIGHT` px), so graph and list are on screen on arrival.
+        link_steps: when embedded same-origin, selecting a step writes ``step=<id>`` into the
+            app's address (``history.replaceState``) and the toolbar gets "Copy link".
+        find: a search the trajectory was opened from: the steps whose text or thinking hold
+            it are marked, with find-previous/next buttons; with no ``selected_step``, the
+            first of them is selected on arrival.
 
     Returns:
         The HTML, with no external URL; show it with ``st.iframe(html, height=height_px)``.
@@ -191,9 +199,14 @@ def render_trajectory_html(
         True
     """
     data = graph_data(traj, dead_ends=dead_ends, final_correct=final_correct)
+    hits = matching_steps(traj, find or "")
+    selected = _selected_node(traj, selected_step)
     data["view"] = {
         "layout": choose_layout(data) if layout == "auto" else layout,
-        "selected": _selected_node(traj, selected_step),
+        "selected": hits[0] if selected is None and hits else selected,
+        "link_steps": bool(link_steps),
+        "find": (find or "").strip()[:100],
+        "find_hits": hits[:2000],
         "scale": None if scale is None else float(scale),
         "show_steps": bool(show_steps),
         "height": int(height_px),
@@ -293,6 +306,7 @@ def _model(
         nodes.append(
             {
                 "id": pos,
+                "sid": _short(step.step_id, 40),
                 "label": "S" + _short(graph.ids[pos], 12),
                 "kind": kind,
                 "dead_end": kind == "dead_end",

@@ -47,7 +47,7 @@ def test_problem_box_follows_a_dataset_change(app_page, app_url):
 
 
 def test_a_table_row_opens_its_trajectory(app_page, app_url):
-    _open(app_page, f"{app_url}/table")
+    _open(app_page, f"{app_url}/trajectories")
     grid = app_page.locator("[data-testid=stDataFrame]").last  # after the problems panel
     grid.scroll_into_view_if_needed()
     save_screenshot(app_page, "nav_table", full_page=False)

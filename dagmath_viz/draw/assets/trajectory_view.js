@@ -22,6 +22,7 @@
     if (!e.bad) { children[e.from].push(e.to); parentsOf[e.to].push(e.from); }
   }
   const answerPath = new Set(data.answer_path);
+  const hitSet = new Set(view.find_hits || []);
   const deadEnds = nodes.filter((n) => n.kind === "dead_end").map((n) => n.id);
 
   const state = {
@@ -114,7 +115,8 @@
       const b = L.boxes[i];
       if (b === null) return null;
       const [fill, stroke] = data.colors[n.kind];
-      const g = el("svg:g", {class: "dm-node k-" + n.kind, "data-id": String(n.id)});
+      const g = el("svg:g", {class: "dm-node k-" + n.kind + (hitSet.has(n.id) ? " dm-hit" : ""),
+        "data-id": String(n.id)});
       const r = el("svg:rect", {x: b[0], y: b[1], width: b[2], height: b[3], rx: 4,
         fill: fill, stroke: n.fault ? "#d62728" : stroke,
         "stroke-width": n.fault ? 3.5 : (n.kind.startsWith("final") ? 2.5 : 1.2)});
@@ -276,13 +278,47 @@
     const top = s.getBoundingClientRect().top - list.getBoundingClientRect().top;
     list.scrollTop += top - Math.min(list.clientHeight / 4, 80);
   }
+  // -- the address: the selected step is in the app's URL (step=<id>), so a link shares it.
+  // The frame is same-origin; replaceState changes the address without a reload or a new
+  // history entry (Back still leaves the page).
+  function appWindow() {
+    try {
+      const frame = window.frameElement;
+      return frame ? frame.ownerDocument.defaultView : null;
+    } catch (err) { return null; }
+  }
+  function stepLink(id) {
+    const win = appWindow();
+    if (!win) return null;
+    const url = new URL(win.location.href);
+    if (id === null || nodes[id].position < 0) url.searchParams.delete("step");
+    else url.searchParams.set("step", nodes[id].sid);
+    return url;
+  }
+  function putStepInAddress(id) {
+    if (!view.link_steps) return;
+    const win = appWindow(), url = stepLink(id);
+    if (!win || !url || url.href === win.location.href) return;
+    try { win.history.replaceState(win.history.state, "", url.href); } catch (err) { /* */ }
+  }
   function select(id, opts) {
     state.selected = id;
+    putStepInAddress(id);
     if (state.prune && lay().boxes[id] === null) { state.prune = false; syncToggles(); draw(); }
     restyle();
     drawStrip();
     if (opts && opts.centre) centreOn(id);
     if (opts && opts.list) showStep(id);
+  }
+
+  // -- find: the steps that match the search the trajectory was opened from ---------------
+  const hits = view.find_hits || [];
+  let hitAt = -1;
+  function findNext(delta) {
+    if (!hits.length) return;
+    hitAt = (hitAt + delta + hits.length) % hits.length;
+    select(hits[hitAt], {centre: true, list: true});
+    findLabel.textContent = "“" + view.find + "”: " + (hitAt + 1) + " of " + hits.length;
   }
 
   // -- tooltip ------------------------------------------------------------------------------
@@ -349,6 +385,38 @@
       "Highlight the selected step's ancestors and descendants"),
   };
   function syncToggles() { for (const k in toggles) toggles[k].checked = state[k]; }
+  if (view.link_steps) {
+    const copy = button("Copy link", "Copy a link to this trajectory at the selected step",
+      () => {
+        const url = stepLink(state.selected);
+        if (!url) return;
+        const done = () => { copy.textContent = "Link copied"; copied.value = url.href;
+          setTimeout(() => { copy.textContent = "Copy link"; }, 1500); };
+        const win = appWindow();
+        const clip = win && win.navigator.clipboard;
+        if (clip) clip.writeText(url.href).then(done, () => showLink(url.href));
+        else showLink(url.href);
+      });
+    copy.dataset.act = "copy-link";
+    // Where the clipboard is refused, the link is shown selected, to copy by hand.
+    const copied = el("input", {type: "text", readonly: "", class: "dm-link dm-off",
+      "aria-label": "link to this step"});
+    bar.appendChild(copied);
+    function showLink(href) {
+      copied.value = href; copied.classList.remove("dm-off"); copied.focus(); copied.select();
+    }
+  }
+  let findLabel = null;
+  if (hits.length || view.find) {
+    sep();
+    findLabel = el("span", {class: "dm-find"}, "“" + view.find + "”: " +
+      (hits.length ? hits.length + " steps" : "in no step (only the problem, or the thinking)"));
+    bar.appendChild(findLabel);
+    if (hits.length) {
+      button("◀", "Previous matching step", () => findNext(-1)).dataset.act = "find-prev";
+      button("▶", "Next matching step", () => findNext(1)).dataset.act = "find-next";
+    }
+  }
   const dead = el("div", {id: "dm-dead"});
   dead.appendChild(el("span", {}, "Dead ends (" + deadEnds.length + ")" +
     (deadEnds.length ? ":" : "")));
@@ -404,8 +472,8 @@
       " · click a step to find it in the graph"));
     stepEls = nodes.map((n) => {
       if (n.position < 0) return null;
-      const s = el("div", {class: "dm-step k-" + n.kind, role: "listitem",
-        "data-id": String(n.id)});
+      const s = el("div", {class: "dm-step k-" + n.kind + (hitSet.has(n.id) ? " dm-hit" : ""),
+        role: "listitem", "data-id": String(n.id)});
       const head = el("div", {class: "dm-sh"});
       head.appendChild(el("b", {}, n.label));
       head.appendChild(document.createTextNode("← " + (n.parents.length
@@ -462,9 +530,18 @@
   setScale(initialScale(), false);
   if (view.selected !== null && view.selected !== undefined) {
     select(view.selected, {centre: true, list: true});
-    // A step= link points at this view: bring it into the app's window (same origin).
+    hitAt = hits.indexOf(view.selected);
+    if (hitAt >= 0) findLabel.textContent = "“" + view.find + "”: " + (hitAt + 1) + " of " +
+      hits.length;
+    // A step= link points at this view: bring it into the app's window (same origin),
+    // unless it is whole on screen already (a view fitted to the window is).
     try {
-      if (window.frameElement) window.frameElement.scrollIntoView({block: "start"});
+      const frame = window.frameElement;
+      const r = frame && frame.getBoundingClientRect();
+      const win = appWindow();
+      if (frame && (r.top < 0 || r.bottom > win.innerHeight + 1)) {
+        frame.scrollIntoView({block: "start"});
+      }
     } catch (err) { /* not embedded, or another origin: nothing to scroll */ }
   }
   let lastWidth = pane.clientWidth;
