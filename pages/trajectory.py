@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dagmath_viz.analysis import tables
+from dagmath_viz.analysis.label_density import label_density
 from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import answer_markdown, counted, escape_markdown, math_markdown, plain
@@ -124,6 +125,15 @@ if traj is None:
     st.stop()
 
 dead = set(rec["dead_ends"])
+labels = label_density(traj)
+if labels.sparse and n_dead:
+    st.warning(
+        f"Sparse dependency labels: {labels.edges} edges for {labels.steps} steps "
+        f"({labels.edges_per_step:.2f} a step), {labels.unlinked} steps after the opening "
+        "attached to nothing. Most of this trajectory's dead ends may be steps the labeller "
+        "did not connect, not reasoning that went unused.",
+        icon=":material/warning:",
+    )
 wanted_step = st.query_params.get("step")
 if wanted_step is not None and all(str(s.step_id) != wanted_step for s in traj.steps):
     st.warning(f"Step {escape_markdown(plain(wanted_step, 40))} is not in this trajectory.")
