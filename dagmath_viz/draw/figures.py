@@ -382,10 +382,13 @@ def label_density_figure(table: pd.DataFrame, colours: dict[str, str] | None = N
         color_discrete_map=model_colours(table["model"].unique(), colours),
         hover_data={"problem_id": True, "sample_id": True, "steps": True, "unlinked": True},
         labels={"edges_per_step": "edges per step", "dead_ends": "dead ends"},
-        title="Label density: dead ends against edges per step (one marker a trajectory)",
+        title="Label density (one marker a trajectory)",
     )
     fig.add_vline(x=MIN_EDGES_PER_STEP, line_dash="dash", line_color="#e15759")
     fig.update_layout(**_LAYOUT)
+    # from 0, so a sparse chain's distance from the line is seen as it is
+    top = max(float(table["edges_per_step"].max()) if len(table) else 0.0, 1.0)
+    fig.update_xaxes(range=[0, top * 1.08])
     return fig
 
 
