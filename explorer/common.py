@@ -28,7 +28,7 @@ from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
 from dagmath_viz.schema import DagMathError, Trajectory
 from dagmath_viz.store.uploads import StoredUpload, UploadedFile, UploadStore, sweep_interval
-from dagmath_viz.text import counted, escape_markdown
+from dagmath_viz.text import counted, escape_markdown, plain
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
@@ -43,10 +43,11 @@ def command_line(argv: list[str] | None = None) -> argparse.Namespace:
     """``--data``/``--answers`` after ``--`` on the streamlit command line (or env vars);
     ``argv``: those arguments (default ``sys.argv[1:]``)."""
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--data")
+    parser.add_argument("--data", action="append")  # repeatable: several sources at once
     parser.add_argument("--answers")
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    args.data = args.data or os.environ.get("DAGMATH_DATA")
+    env = os.environ.get("DAGMATH_DATA")
+    args.data = args.data or ([p for p in env.split(os.pathsep) if p] if env else None)
     args.answers = args.answers or os.environ.get("DAGMATH_ANSWERS")
     return args
 
@@ -88,15 +89,19 @@ def start_loading(source_id: str, paths: tuple[str, ...], answers: str | None, l
     return load
 
 
-def path_source(raw: str | None) -> tuple[str, tuple[str, ...], str]:
-    """``(source_id, paths, label)`` of the ``--data`` path ``raw``, or of the bundled
-    sample data when None: the key its corpus is loaded and cached under.
+def path_source(raw: str | list[str] | None) -> tuple[str, tuple[str, ...], str]:
+    """``(source_id, paths, label)`` of the ``--data`` path(s) ``raw``, or of the bundled
+    sample data when None: the key its corpus is loaded and cached under. Several paths
+    load as one source (their models side by side), each named once.
 
     Raises:
-        DagMathError: ``raw`` names no file or folder.
+        DagMathError: one of ``raw`` names no file or folder.
     """
-    path = _resolve_data_path(raw) if raw is not None else SAMPLE_DATA
-    return f"path:{path}", (str(path),), str(path)
+    if raw is None:
+        return f"path:{SAMPLE_DATA}", (str(SAMPLE_DATA),), str(SAMPLE_DATA)
+    raws = [raw] if isinstance(raw, str) else list(raw)
+    paths = tuple(dict.fromkeys(str(_resolve_data_path(r)) for r in raws))
+    return "path:" + "|".join(paths), paths, " + ".join(paths)
 
 
 def preload(argv: list[str]) -> tuple[str, _Load] | None:
@@ -351,11 +356,11 @@ def _upload_source(files) -> tuple[str, tuple[str, ...], list]:
 
 
 def _source_label(option: str) -> str:
-    """How a data-source option reads in the sidebar: a ``--data`` folder by its name (its
-    whole path is the radio's tooltip), the others as they are."""
+    """How a data-source option reads in the sidebar: the ``--data`` folders by their names
+    (their whole paths are the radio's tooltip), the others as they are."""
     if option.startswith("--data "):
-        raw = option.removeprefix("--data ").rstrip("/\\")
-        return f"{Path(raw).name or raw} (--data)"
+        names = [Path(r.rstrip("/\\")).name or r for r in command_line().data or ()]
+        return f"{' + '.join(names) or option} (--data)"
     return option
 
 
@@ -364,7 +369,7 @@ def sidebar_data_source() -> Corpus | None:
     args = command_line()
     options = ["Bundled sample data"]
     if args.data:
-        options.insert(0, f"--data {args.data}")
+        options.insert(0, "--data " + " ".join(args.data))
     options.append("Uploaded files")
     # A page reloaded (or a link opened) while it showed uploads: the uploads belonged to
     # the old browser session and are gone; say so instead of quietly showing other data.
@@ -382,7 +387,7 @@ def sidebar_data_source() -> Corpus | None:
             key="data_source",
             label_visibility="collapsed",
             format_func=_source_label,
-            help=f"--data {args.data}" if args.data else None,
+            help=" ".join(f"--data {d}" for d in args.data) if args.data else None,
         )
         answers = args.answers
         if choice == "Uploaded files":
@@ -440,8 +445,36 @@ def sidebar_data_source() -> Corpus | None:
             args=(source_id, paths, answers, label),
         )
     if len(corpus) == 0:
-        st.warning(escape_markdown(f"No trajectories found in {label}."))
+        st.warning(escape_markdown(empty_source_text(label, corpus)))
     return corpus
+
+
+#: What a data source is searched for, in words (formats/loading.py's LAYOUTS).
+LOOKED_FOR = (
+    "*.json and *.jsonl files: the official layout <model>/<dataset>/problem_<id>_all_samples"
+    ".json, gold solutions <dataset>/problem_<id>.json, lists of samples, scored JSONL, and "
+    "Thought Anchors' <model>/<kind>/problem_<id>/chunks_labeled.json; names starting with a "
+    "dot are skipped, and links leading out of a folder are not followed"
+)
+
+
+def empty_source_text(label: str, corpus: Corpus) -> str:
+    """Why a source loaded nothing: what was looked for, and what was found instead (the
+    files read and the first issues, each naming its file)."""
+    found = f"found {counted(corpus.files_read, 'data file')}"
+    issues = list(corpus.issues)
+    if issues:
+        shown = "; ".join(plain(str(i), 160) for i in issues[:3])
+        found += f" and {counted(len(issues), 'problem')}: {shown}" + (
+            " …" if len(issues) > 3 else ""
+        )
+    return f"No trajectories in {label}. Looked for {LOOKED_FOR}; {found}."
+
+
+def nothing_loaded(corpus: Corpus) -> None:
+    """A page's note for a source that holds no trajectories (the sidebar says why)."""
+    label = " + ".join(st.session_state.get("source_paths", ())) or "this data source"
+    st.info(escape_markdown(empty_source_text(label, corpus)), icon=":material/folder_off:")
 
 
 def _reload(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> None:

@@ -21,7 +21,7 @@ corpus = common.corpus()
 df = corpus.scored
 st.title("Trajectories")
 if df.empty:
-    st.info("Nothing loaded yet.")
+    common.nothing_loaded(corpus)
     st.stop()
 
 table = common.derived("trajectory_table", lambda: trajectory_table(df))

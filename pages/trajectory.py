@@ -15,7 +15,7 @@ corpus = common.corpus()
 df = corpus.scored
 if df.empty:
     st.title("Trajectory")
-    st.info("Nothing loaded yet.")
+    common.nothing_loaded(corpus)
     st.stop()
 
 # Built once per data source: the selectors' lists, the walking order and the landing.
