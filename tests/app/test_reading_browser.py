@@ -197,3 +197,42 @@ def test_a_search_hit_opens_at_the_matching_step_and_back_restores_the_filters(
         assert _params(page.url).get("q") == word
     finally:
         context.close()
+
+
+def test_math_that_tries_to_run_or_link_stays_inert(chromium_browser, page_events,
+                                                    streamlit_server):  # fmt: skip
+    """Markup inside \\( \\) and \\[ \\] is shown as typed; KaTeX's \\href, \\url,
+    \\html*, \\includegraphics do nothing (trust off); a macro bomb ends (maxExpand)."""
+    context, page = _page(chromium_browser, page_events, 1280, 800)
+    try:
+        page.goto(streamlit_server("tests/app/fixtures/render_app.py", "--case", "hostile_math"))
+        wait_for_app(page)
+        frame = dag_frame(page)
+        # bring every step into the list's view, so each is typeset
+        for pos in range(6):
+            frame.evaluate(f"() => window.dagmath.select({pos}, {{list: true}})")
+            frame.wait_for_timeout(100)
+        # steps 1, 4 and 5 go to KaTeX (2 and 3 hold markup or links: shown as typed)
+        frame.wait_for_function(
+            "() => [0, 3, 4].every((i) => document.querySelector("
+            "`.dm-step[data-id=\"${i}\"] .dm-text`).dataset.typeset === '1')"
+        )
+        assert frame.locator('.dm-step[data-id="0"] math').count() == 1  # the honest formula
+        found = frame.evaluate(
+            """() => ({
+              pwned: (window.__pwned || window.parent.__pwned || window.top.__pwned) || null,
+              img: document.querySelectorAll('#dm-steps img, #dm-steps script').length,
+              links: document.querySelectorAll('#dm-steps a, #dm-steps [href]').length,
+              ids: document.querySelectorAll('#pwn, [data-a]').length,
+              styled: [...document.querySelectorAll('#dm-steps *')]
+                .filter((e) => (e.getAttribute('style') || '').includes('url(')).length,
+              step2: document.querySelector('.dm-step[data-id="1"] .dm-text').textContent,
+            })"""
+        )
+        assert found["pwned"] is None and found["img"] == 0 and found["links"] == 0
+        assert found["ids"] == 0 and found["styled"] == 0
+        assert "<img src=x onerror=" in found["step2"]  # shown as typed
+        assert not page_events.dialogs and not page_events.page_errors
+        assert not page_events.non_local_requests()
+    finally:
+        context.close()
