@@ -23,7 +23,7 @@ from dagmath_viz.formats.sources import (
     scored_dead_end_table,
 )
 from dagmath_viz.run.streamed import dead_ends_read_back, tag_counts_read_back
-from dagmath_viz.text import counted, escape_markdown, plain
+from dagmath_viz.text import counted, escape_markdown, math_plain, plain
 from explorer import common
 
 corpus = common.corpus()
@@ -201,7 +201,7 @@ if query:
 
 shown = sorted_naturally(shown)  # problem 9 before problem 10
 page = shown.head(common.MAX_TABLE_ROWS).copy()
-page["text"] = page["text"].map(lambda t: plain(t, 200))
+page["text"] = page["text"].map(lambda t: math_plain(t, 200))  # formulas read as text
 page["open"] = [
     "trajectory?" + urlencode({"model": m, "dataset": d, "problem": p, "sample": s, "step": st_})
     for m, d, p, s, st_ in zip(
