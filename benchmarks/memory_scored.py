@@ -30,7 +30,7 @@ sys.path[:0] = [str(HERE), str(ROOT)]
 SEED_RUN = 2_000
 #: The pages opened after the Overview, in order (URL, heading), as a user might.
 PAGES = (
-    ("/table", "Trajectories"),
+    ("/trajectories", "Trajectories"),
     ("/trajectory", "Trajectory"),
     ("/compare", "Compare models"),
     ("/distributions", "Distributions of graph statistics"),

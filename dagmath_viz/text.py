@@ -19,10 +19,13 @@ import reprlib
 from typing import Any
 
 __all__ = [
+    "answer_markdown",
     "count_formulas",
     "counted",
     "escape_markdown",
     "math_markdown",
+    "math_plain",
+    "math_segments",
     "normalise_statement",
     "plain",
     "HIDDEN_CHARACTERS",
@@ -59,8 +62,19 @@ def reveal_bidi(text: str) -> str:
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&=:^\"'$])")
-# $$...$$ or $...$ with no newline-pair inside; \$ is a literal dollar.
-_MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(?!\s)([^$\n]+?)(?<![\s\\])\$", re.S)
+# The four delimiters models write: $$...$$ and \\[...\\] (display), $...$ and \\(...\\)
+# (inline; R1-style models write the backslash forms). \\$ is a literal dollar; an inline
+# dollar formula stays on one line and does not start or end with a space ("costs $5 and $6").
+# Bodies are bounded, so an unclosed delimiter costs a bounded scan, not the rest of the text.
+_MATH = re.compile(
+    r"(?<!\\)\$\$(.{1,2000}?)(?<!\\)\$\$"
+    r"|(?<!\\)\\\[(.{1,2000}?)\\\]"
+    r"|(?<!\\)\\\((.{1,2000}?)\\\)"
+    r"|(?<!\\)\$(?!\s)([^$\n]{1,2000}?)(?<![\s\\])\$",
+    re.S,
+)
+#: Longest formula typeset; a longer one is shown as text (KaTeX time grows with it).
+MAX_FORMULA = 2000
 
 
 def escape_markdown(text: str) -> str:
@@ -71,29 +85,166 @@ def escape_markdown(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", reveal_bidi(text))
 
 
-def math_markdown(text: str, max_chars: int = 5000) -> str:
-    """Markdown showing ``text`` literally, except well-formed ``$...$`` math is rendered.
+def _formula(m: re.Match[str]) -> tuple[bool, str] | None:
+    """(display, body) of a matched formula, or None when it must be shown as text: one
+    that could link (``\\href``, ``\\url``), holds markup or a dollar, or is too long."""
+    display = m.group(1) is not None or m.group(2) is not None
+    body = next(g for g in m.groups() if g is not None)
+    if "\\href" in body or "\\url" in body or "<" in body or "$" in body:
+        return None
+    if not body.strip() or len(body) > MAX_FORMULA:
+        return None
+    return display, " ".join(body.split())
 
-    A ``$`` that does not close a formula is escaped, so it cannot swallow the paragraph.
-    Math segments only contain TeX, which KaTeX renders as math, never as HTML.
+
+def math_segments(text: str) -> list[tuple[int, str]]:
+    """``text`` cut into plain pieces and formulas: ``(0, text)``, ``(1, inline TeX)``,
+    ``(2, display TeX)``, in order; every delimiter style of :data:`_MATH` is recognised.
+    A formula that must not be typeset (see :func:`_formula`) stays in a plain piece, as
+    typed. Bidirectional controls are shown as tags first.
+
+    >>> math_segments(r"so \\(x^2\\) and $5")
+    [(0, 'so '), (1, 'x^2'), (0, ' and $5')]
+    """
+    text = reveal_bidi(text)  # before the math is found: no control survives in a formula
+    out: list[tuple[int, str]] = []
+    last = 0
+
+    def put(kind: int, piece: str) -> None:
+        if not piece:
+            return
+        if kind == 0 and out and out[-1][0] == 0:
+            out[-1] = (0, out[-1][1] + piece)
+        else:
+            out.append((kind, piece))
+
+    for m in _MATH.finditer(text):
+        _bare_boxes(text[last : m.start()], put)
+        found = _formula(m)
+        if found is None:
+            put(0, m.group(0))
+        else:
+            put(2 if found[0] else 1, found[1])
+        last = m.end()
+    _bare_boxes(text[last:], put)
+    return out
+
+
+_BARE_BOX = re.compile(r"(?<!\\)\\boxed\{")
+
+
+def _bare_boxes(text: str, put: Any) -> None:
+    """Put ``text``, a bare ``\\boxed{...}`` (R1 writes its answer so, outside any
+    delimiter) as an inline formula when its braces balance and it may be typeset."""
+    last = 0
+    for m in _BARE_BOX.finditer(text):
+        if m.start() < last:
+            continue
+        depth, end = 1, m.end()
+        while end < len(text) and depth and end - m.start() <= MAX_FORMULA:
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        body = text[m.start() : end]
+        if depth or "$" in body or "<" in body or "\\href" in body or "\\url" in body:
+            continue
+        put(0, text[last : m.start()])
+        put(1, body)
+        last = end
+    put(0, text[last:])
+
+
+def math_markdown(text: str, max_chars: int = 5000) -> str:
+    """Markdown showing ``text`` literally, except well-formed math is rendered.
+
+    All four delimiter styles are recognised (``$...$``, ``$$...$$``, ``\\(...\\)``,
+    ``\\[...\\]``) and written as the dollar forms Streamlit's KaTeX typesets. A ``$`` that
+    does not close a formula is escaped, so it cannot swallow the paragraph. Math segments
+    only contain TeX, which KaTeX renders as math, never as HTML.
 
     >>> math_markdown("costs $5 and <b>x</b> is $x^2$")
     'costs \\\\$5 and \\\\<b\\\\>x\\\\</b\\\\> is $x^2$'
     """
     text = text if len(text) <= max_chars else text[:max_chars] + " …"
-    text = reveal_bidi(text)  # before the math is found: no control survives in a formula
-    out, last = [], 0
-    for m in _MATH.finditer(text):
-        out.append(escape_markdown(text[last : m.start()]))
-        body = m.group(1) if m.group(1) is not None else m.group(2)
-        if "\\href" in body or "\\url" in body or "<" in body:
-            out.append(escape_markdown(m.group(0)))
+    out = []
+    for kind, piece in math_segments(text):
+        if kind == 0:
+            out.append(escape_markdown(piece).replace("\n", "  \n"))
         else:
-            delim = "$$" if m.group(1) is not None else "$"
-            out.append(f"{delim}{body}{delim}")
-        last = m.end()
-    out.append(escape_markdown(text[last:]))
-    return "".join(out).replace("\n", "  \n")
+            delim = "$$" if kind == 2 else "$"
+            out.append(f"{delim}{piece}{delim}")
+    return "".join(out)
+
+
+def answer_markdown(answer: Any, max_chars: int = 200) -> str:
+    r"""An answer (``\boxed{}`` content: TeX without delimiters) as markdown, typeset when
+    it is a formula that may be typeset, else shown as typed; ``—`` for none.
+
+    >>> print(answer_markdown(r"-\dfrac{5}{12}"), answer_markdown("So it is 420."))
+    $-\frac{5}{12}$ So it is 420\.
+    """
+    text = plain(str(answer), max_chars) if answer not in (None, "") else ""
+    if not text:
+        return "—"
+    if "\\" in text or "^" in text or "_" in text:
+        segments = math_segments("\\(" + text + "\\)")
+        if len(segments) == 1 and segments[0][0] == 1:
+            # \dfrac would make the line as tall as a display formula
+            return "$" + segments[0][1].replace("\\dfrac", "\\frac") + "$"
+    return escape_markdown(text)
+
+
+# TeX commands shown as one character in plain text (tooltips, graph labels).
+_TEX_SYMBOLS = {
+    "cdot": "·", "times": "×", "div": "÷", "pm": "±", "mp": "∓", "le": "≤", "leq": "≤",
+    "ge": "≥", "geq": "≥", "neq": "≠", "ne": "≠", "approx": "≈", "equiv": "≡", "sim": "∼",
+    "infty": "∞", "to": "→", "rightarrow": "→", "Rightarrow": "⇒", "implies": "⇒",
+    "leftarrow": "←", "iff": "⇔", "in": "∈", "notin": "∉", "subset": "⊂", "subseteq": "⊆",
+    "cup": "∪", "cap": "∩", "emptyset": "∅", "forall": "∀", "exists": "∃", "sum": "Σ",
+    "prod": "Π", "int": "∫", "partial": "∂", "nabla": "∇", "circ": "∘", "angle": "∠",
+    "degree": "°", "ldots": "…", "cdots": "⋯", "dots": "…", "lfloor": "⌊", "rfloor": "⌋",
+    "lceil": "⌈", "rceil": "⌉", "mid": "|", "perp": "⊥", "parallel": "∥", "triangle": "△",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ",
+    "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ",
+    "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ",
+    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Omega": "Ω", "quad": " ", "qquad": " ",
+}  # fmt: skip
+_SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
+_BRACED = r"\{([^{}]*)\}"
+_TEX_RULES = (
+    (re.compile(r"\\[dt]?frac" + _BRACED + _BRACED), lambda m: f"{m[1]}/{m[2]}"),
+    (re.compile(r"\\sqrt" + _BRACED), lambda m: f"√({m[1]})"),
+    (
+        re.compile(r"\\(?:boxed|text|textbf|mathrm|mathbf|operatorname|mbox)" + _BRACED),
+        lambda m: m[1],
+    ),
+    (re.compile(r"\^\{?([0-9+\-n]{1,3})\}?"), lambda m: m[1].translate(_SUPERSCRIPT)),
+    (re.compile(r"\\([A-Za-z]+)"), lambda m: _TEX_SYMBOLS.get(m[1], m[1])),
+)
+_TEX_DROP = re.compile(r"\\(?:left|right|big+|Big+|displaystyle)\b|\\[,;!: ]")
+
+
+def _tex_plain(body: str) -> str:
+    body = _TEX_DROP.sub("", body)
+    for _ in range(3):  # nested \frac{\sqrt{x}}{2}: inner first, a few levels
+        for pattern, repl in _TEX_RULES[:3]:
+            body = pattern.sub(repl, body)
+    for pattern, repl in _TEX_RULES[3:]:
+        body = pattern.sub(repl, body)
+    return body.replace("{", "").replace("}", "")
+
+
+def math_plain(text: str, max_chars: int = 600) -> str:
+    """One line of plain text with its formulas written as readable text, not TeX source:
+    delimiters dropped, common commands as their symbols (``\\frac{a}{b}`` as ``a/b``,
+    ``\\le`` as ``≤``, ``x^2`` as ``x²``). For places that cannot typeset (tooltips, SVG
+    labels); the step list typesets properly.
+
+    >>> math_plain(r"so \\(\\frac{1}{2} \\le x^2\\), costs $5")
+    'so 1/2 ≤ x², costs $5'
+    """
+    pieces = [p if k == 0 else _tex_plain(p) for k, p in math_segments(text)]
+    return plain("".join(pieces), max_chars)
 
 
 def plain(text: str, max_chars: int = 600) -> str:
@@ -139,12 +290,12 @@ def short_repr(value: Any, limit: int = 100) -> str:
 
 
 def count_formulas(text: str) -> int:
-    """How many ``$...$`` / ``$$...$$`` formulas :func:`math_markdown` would typeset.
+    """How many formulas (any delimiter style) :func:`math_markdown` would typeset.
 
-    >>> count_formulas("costs $5 and $x^2$ or $$y$$")
-    2
+    >>> count_formulas(r"costs $5 and $x^2$ or $$y$$ or \\(z\\)")
+    3
     """
-    return sum(1 for _ in _MATH.finditer(text))
+    return sum(1 for kind, _ in math_segments(text) if kind)
 
 
 def natural_key(text: str) -> tuple:
@@ -169,8 +320,6 @@ def step_name(step_id: Any) -> str:
     return f"step {short_repr(step_id)}"
 
 
-# C0 and C1 control characters (tab and newline excepted), DEL, and the bidirectional
-# controls that can make "24" display as "42": shown as visible escapes, never sent raw.
 # C0 and C1 control characters (tab and newline excepted), DEL, the bidirectional
 # controls that can make "24" display as "42", and the characters that show as nothing
 # (zero-width space and joiners, word joiner, BOM, soft hyphen: "good-model\u200b" would

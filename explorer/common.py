@@ -27,6 +27,7 @@ from dagmath_viz.analysis.align import GOLD_MODEL, gold_coverage
 from dagmath_viz.bundled import is_bundled_sample
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.formats.fieldmap import FieldMap
+from dagmath_viz.formats.registry import LOOKED_FOR
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
 from dagmath_viz.schema import DagMathError, Trajectory
@@ -37,7 +38,7 @@ from dagmath_viz.store.uploads import (
     UploadStore,
     sweep_interval,
 )
-from dagmath_viz.text import HIDDEN_CHARACTERS, counted, escape_markdown, reveal_bidi
+from dagmath_viz.text import HIDDEN_CHARACTERS, counted, escape_markdown, plain, reveal_bidi
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
@@ -52,11 +53,12 @@ def command_line(argv: list[str] | None = None) -> argparse.Namespace:
     """``--data``/``--answers``/``--map`` after ``--`` on the streamlit command line (or env
     vars); ``argv``: those arguments (default ``sys.argv[1:]``)."""
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--data")
+    parser.add_argument("--data", action="append")  # repeatable: several sources at once
     parser.add_argument("--answers")
     parser.add_argument("--map", dest="field_map")
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    args.data = args.data or os.environ.get("DAGMATH_DATA")
+    env = os.environ.get("DAGMATH_DATA")
+    args.data = args.data or ([p for p in env.split(os.pathsep) if p] if env else None)
     args.answers = args.answers or os.environ.get("DAGMATH_ANSWERS")
     args.field_map = args.field_map or os.environ.get("DAGMATH_MAP")
     return args
@@ -113,15 +115,19 @@ def start_loading(
     return load
 
 
-def path_source(raw: str | None) -> tuple[str, tuple[str, ...], str]:
-    """``(source_id, paths, label)`` of the ``--data`` path ``raw``, or of the bundled
-    sample data when None: the key its corpus is loaded and cached under.
+def path_source(raw: str | list[str] | None) -> tuple[str, tuple[str, ...], str]:
+    """``(source_id, paths, label)`` of the ``--data`` path(s) ``raw``, or of the bundled
+    sample data when None: the key its corpus is loaded and cached under. Several paths
+    load as one source (their models side by side), each named once.
 
     Raises:
-        DagMathError: ``raw`` names no file or folder.
+        DagMathError: one of ``raw`` names no file or folder.
     """
-    path = _resolve_data_path(raw) if raw is not None else SAMPLE_DATA
-    return f"path:{path}", (str(path),), str(path)
+    if raw is None:
+        return f"path:{SAMPLE_DATA}", (str(SAMPLE_DATA),), str(SAMPLE_DATA)
+    raws = [raw] if isinstance(raw, str) else list(raw)
+    paths = tuple(dict.fromkeys(str(_resolve_data_path(r)) for r in raws))
+    return "path:" + "|".join(paths), paths, " + ".join(paths)
 
 
 def preload(argv: list[str]) -> tuple[str, _Load] | None:
@@ -376,11 +382,11 @@ def _upload_source(files) -> tuple[str, tuple[str, ...], list]:
 
 
 def _source_label(option: str) -> str:
-    """How a data-source option reads in the sidebar: a ``--data`` folder by its name (its
-    whole path is the radio's tooltip), the others as they are."""
+    """How a data-source option reads in the sidebar: the ``--data`` folders by their names
+    (their whole paths are the radio's tooltip), the others as they are."""
     if option.startswith("--data "):
-        raw = option.removeprefix("--data ").rstrip("/\\")
-        return f"{Path(raw).name or raw} (--data)"
+        names = [Path(r.rstrip("/\\")).name or r for r in command_line().data or ()]
+        return f"{' + '.join(names) or option} (--data)"
     return option
 
 
@@ -389,7 +395,7 @@ def sidebar_data_source() -> Corpus | None:
     args = command_line()
     options = ["Bundled sample data"]
     if args.data:
-        options.insert(0, f"--data {args.data}")
+        options.insert(0, "--data " + " ".join(args.data))
     options.append("Uploaded files")
     # A page reloaded (or a link opened) while it showed uploads: the uploads belonged to
     # the old browser session and are gone; say so instead of quietly showing other data.
@@ -407,7 +413,7 @@ def sidebar_data_source() -> Corpus | None:
             key="data_source",
             label_visibility="collapsed",
             format_func=_source_label,
-            help=f"--data {args.data}" if args.data else None,
+            help=" ".join(f"--data {d}" for d in args.data) if args.data else None,
         )
         answers = args.answers
         if choice == "Uploaded files":
@@ -475,8 +481,27 @@ def sidebar_data_source() -> Corpus | None:
             args=(source_id, paths, answers, label),
         )
     if len(corpus) == 0:
-        st.warning(escape_markdown(f"No trajectories found in {label}."))
+        st.warning(escape_markdown(empty_source_text(label, corpus)))
     return corpus
+
+
+def empty_source_text(label: str, corpus: Corpus) -> str:
+    """Why a source loaded nothing: what was looked for, and what was found instead (the
+    files read and the first issues, each naming its file)."""
+    found = f"found {counted(corpus.files_read, 'data file')}"
+    issues = list(corpus.issues)
+    if issues:
+        shown = "; ".join(plain(str(i), 160) for i in issues[:3])
+        found += f" and {counted(len(issues), 'problem')}: {shown}" + (
+            " …" if len(issues) > 3 else ""
+        )
+    return f"No trajectories in {label}. Looked for {LOOKED_FOR}; {found}."
+
+
+def nothing_loaded(corpus: Corpus) -> None:
+    """A page's note for a source that holds no trajectories (the sidebar says why)."""
+    label = " + ".join(st.session_state.get("source_paths", ())) or "this data source"
+    st.info(escape_markdown(empty_source_text(label, corpus)), icon=":material/folder_off:")
 
 
 def _reload(source_id: str, paths: tuple[str, ...], answers: str | None, label: str) -> None:
@@ -807,25 +832,43 @@ def set_choice(key: str, value: Any) -> None:
 
 
 def open_trajectory(
-    model: str, dataset: str, problem: str, sample: int, step: Any | None = None
+    model: str,
+    dataset: str,
+    problem: str,
+    sample: int,
+    step: Any | None = None,
+    find: str | None = None,
 ) -> None:
-    """Switch to the Trajectory view of one trajectory (optionally at one step)."""
+    """Switch to the Trajectory view of one trajectory (optionally at one step, or at the
+    first step that holds ``find``, with find-next)."""
     set_choice("traj_model", model)
     set_choice("traj_dataset", dataset)
     set_choice("traj_problem", str(problem))
     set_choice("traj_sample", int(sample))
     st.session_state.pop("traj_classes", None)  # show every class: the target's included
     st.session_state.pop("traj_step_page", None)
+    st.session_state.pop("traj_at", None)  # arriving: the link's step= and find= hold
     params = {"model": model, "dataset": dataset, "problem": str(problem), "sample": str(sample)}
     if step is not None:
         params["step"] = str(step)
+    if find and find.strip():
+        params["find"] = find.strip()
     st.switch_page(TRAJECTORY_PAGE, query_params=params)
 
 
 def open_table(**filters: Any) -> None:
     """Switch to the trajectory table, filtered (``models=[...]``, ``problems=[...]``, …)."""
-    for name in ("models", "datasets", "classes", "correct"):
+    params: dict[str, Any] = {}
+    for name, param in (("models", "m"), ("datasets", "d"), ("classes", "cls"), ("correct", "ans")):
         st.session_state[f"tt_{name}"] = list(filters.get(name) or [])
+        if filters.get(name):
+            params[param] = [str(v) for v in filters[name]]
     st.session_state["tt_problems"] = ", ".join(map(str, filters.get("problems") or []))
     st.session_state["tt_query"] = filters.get("query", "")
-    st.switch_page(TABLE_PAGE)
+    for key, param in (("tt_problems", "p"), ("tt_query", "q")):
+        if st.session_state[key]:
+            params[param] = st.session_state[key]
+    # the other filters start afresh: the page's memory would bring them back
+    for key in ("tt_state", "tt_min_steps", "tt_max_steps", "tt_sort", "tt_desc"):
+        st.session_state.pop(key, None)
+    st.switch_page(TABLE_PAGE, query_params=params)  # the address holds the filters

@@ -30,6 +30,9 @@ def trajectory_view(
     selected_step: Any = None,
     show_steps: bool = True,
     layout: str = "auto",
+    fit_window: bool = False,
+    link_steps: bool = False,
+    find: str | None = None,
 ) -> None:
     """Draw ``traj`` (scored as ``rec``: its ``dead_ends`` and ``final_correct``).
 
@@ -41,6 +44,9 @@ def trajectory_view(
         selected_step: a step id selected, centred and scrolled to on arrival (``step=``).
         show_steps: the step list beside the graph.
         layout: "auto", "layered" or "reading".
+        fit_window: the view takes the window's height below its top (Trajectory page).
+        link_steps: selecting a step puts it in the address; a "Copy link" button.
+        find: a search to mark in the steps, with find-next (the first hit is selected).
     """
     html = render_trajectory_html(
         traj,
@@ -51,6 +57,9 @@ def trajectory_view(
         scale=scale,
         show_steps=show_steps,
         layout=layout,
+        fit_window=fit_window,
+        link_steps=link_steps,
+        find=find,
     )
     st.iframe(html, height=height)
 

@@ -14,12 +14,18 @@ from dagmath_viz.analysis.deadends import (
     dead_end_category_counts,
     dead_end_table,
     scored_dead_end_table,
+    sorted_naturally,
+)
+from dagmath_viz.analysis.label_density import (
+    MAX_UNLINKED_SHARE,
+    MIN_EDGES_PER_STEP,
+    label_density_table,
 )
 from dagmath_viz.analysis.step_tags import UNTAGGED
 from dagmath_viz.draw import figures
 from dagmath_viz.formats.sources import AUTO_SOURCE_FILES, missing_sources
 from dagmath_viz.run.streamed import dead_ends_read_back, tag_counts_read_back
-from dagmath_viz.text import escape_markdown, plain
+from dagmath_viz.text import counted, escape_markdown, math_plain, plain
 from explorer import common, share
 
 corpus = common.corpus()
@@ -27,7 +33,9 @@ df = corpus.scored
 st.title("Dead ends")
 st.caption(
     "A dead end is a step other than the final one that no later step cites. Categories: "
-    "**unused given** (a source step nothing cites), **restatement** (repeats an earlier "
+    "**unused given** (a given nothing cites: a step with no parents, or, where the source "
+    "tags steps, one tagged problem_setup), **unlinked** (no parents, but no given: the "
+    "labels attach it to nothing), **restatement** (repeats an earlier "
     "step, or exactly the numbers of the steps it cites), **abandoned branch** (ends a side "
     "chain of two or more steps off the path to the answer), **commentary** (any other "
     f"derived leaf). Trajectories of more than {MAX_STEPS:,} steps are left out."
@@ -94,8 +102,48 @@ if table.empty:
     st.stop()
 
 counts = dead_end_category_counts(table)
-st.plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
+density = common.derived("label_density", lambda: label_density_table(corpus.trajectories))
+sparse = density[density["sparse"]]
+if len(sparse):
+    # Where a model labelled the dependencies, a step it attached to nothing is a dead end
+    # whatever the reasoning did: say how much of the count comes from such chains.
+    sparse_share = sparse["dead_ends"].sum() / max(int(density["dead_ends"].sum()), 1)
+    names = ", ".join(
+        f"{plain(str(r.model), 40)} problem {plain(str(r.problem_id), 20)} "
+        f"sample {r.sample_id} ({r.edges} edges for {r.steps} steps)"
+        for r in sparse.head(5).itertuples()
+    )
+    st.warning(
+        escape_markdown(
+            f"{counted(len(sparse), 'trajectory', 'trajectories')} with sparse dependency "
+            f"labels (fewer than {MIN_EDGES_PER_STEP} edges per step, or more than "
+            f"{MAX_UNLINKED_SHARE:.0%} of steps attached to nothing) supply {sparse_share:.0%} of "
+            f"the dead ends counted from loaded steps: {names}"
+            + (" …" if len(sparse) > 5 else "")
+            + ". Their dead ends say more about the labelling than about the reasoning."
+        ),
+        icon=":material/warning:",
+    )
+charts = st.columns(2)
+charts[0].plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
+if len(density):
+    charts[1].plotly_chart(
+        figures.label_density_figure(density, common.model_colours()), width="stretch"
+    )
+    charts[1].caption(
+        "Label density per trajectory: edges per step (x; the dashed line is "
+        f"{MIN_EDGES_PER_STEP}) and dead ends (y); an x marks sparse labels."
+    )
 st.dataframe(common.visible(counts), hide_index=True, width="stretch")
+with st.expander("Label density per trajectory", expanded=bool(len(sparse))):
+    st.dataframe(
+        density.sort_values(["sparse", "edges_per_step"], ascending=[False, True]),
+        hide_index=True, width="stretch",
+        column_config={
+            "edges_per_step": st.column_config.NumberColumn("edges per step", format="%.2f"),
+            "unlinked_share": st.column_config.NumberColumn("unlinked", format="percent"),
+        },
+    )  # fmt: skip
 
 # Which kinds of step end up unused: by the tags the source gives steps (Thought Anchors'
 # function_tags). Counted from the trajectories whose steps are loaded, and those of scored
@@ -158,8 +206,9 @@ shown = share.label_filter(
     shown, "de_labels", ("model", "dataset", "problem_id", "sample_id"), "step_id"
 )
 
+shown = sorted_naturally(shown)  # problem 9 before problem 10
 page = shown.head(common.MAX_TABLE_ROWS).copy()
-page["text"] = page["text"].map(lambda t: plain(t, 200))
+page["text"] = page["text"].map(lambda t: math_plain(t, 200))  # formulas read as text
 page["open"] = [
     "trajectory?" + urlencode({"model": m, "dataset": d, "problem": p, "sample": s, "step": st_})
     for m, d, p, s, st_ in zip(

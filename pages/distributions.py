@@ -16,7 +16,7 @@ st.title("Distributions of graph statistics")
 if note := bundled_notice([corpus.label]):
     st.info(note, icon=":material/science:")
 if df.empty:
-    st.info("Nothing loaded yet.")
+    common.nothing_loaded(corpus)
     st.stop()
 
 # Only the columns plotted and the cohorts' (a copy of every column, cohorts repeating rows,

@@ -8,10 +8,12 @@ from dagmath_viz.analysis import tables
 from dagmath_viz.draw import figures
 from dagmath_viz.draw.render import render_proof_html
 from dagmath_viz.logic import efficiency_table, model_proof_summary, proof_graph, read_jsonl
+from dagmath_viz.logic.textproofs import is_text_record, scored_text_proofs
 from dagmath_viz.schema import DagMathError, InputError
 from dagmath_viz.store.uploads import check_efficiency_records
-from dagmath_viz.text import escape_markdown, math_markdown, plain
+from dagmath_viz.text import counted, escape_markdown, math_markdown, plain
 from explorer import common
+from explorer.text_proofs import text_proofs_view
 
 common.corpus()  # runs the frame first (data source, problems panel)
 GSM = common.ROOT / "sample_data" / "gsm"
@@ -26,8 +28,14 @@ st.caption(
 )
 
 with st.expander("Use your own problems and proofs"):
-    up_problems = st.file_uploader("problems.jsonl (dagmath gsm generate)", type=["jsonl"])
-    up_proofs = st.file_uploader("proofs.jsonl (dagmath gsm solve)", type=["jsonl"])
+    st.caption(
+        "Generated problems (`dagmath gsm generate`) with their proofs (`dagmath gsm solve`); "
+        'or problems as text, `{"id", "text", "answer"}` as the paper\'s generator writes '
+        "them, with the proofs `dagmath gsm solve --text` writes; or problems that hold a "
+        '`"proof"` of their own (the paper\'s Appendix D examples) alone.'
+    )
+    up_problems = st.file_uploader("problems.jsonl (dagmath gsm generate, or text)", type=["jsonl"])
+    up_proofs = st.file_uploader("proofs.jsonl (dagmath gsm solve [--text])", type=["jsonl"])
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -61,14 +69,47 @@ def _uploaded_pair(problems_file, proofs_file) -> tuple[list[dict], list[dict]]:
     problems, proofs, skipped = check_efficiency_records(
         records[0], records[1], problems_file.name, proofs_file.name
     )
-    for issue in skipped[:20]:
-        st.warning(escape_markdown(plain(str(issue), 300)))
-    if len(skipped) > 20:
-        st.warning(f"… and {len(skipped) - 20:,} more records left out")
+    _warn_left_out(skipped)
     if not problems:
         raise InputError(f"{problems_file.name}: no usable problem record")
     return problems, proofs
 
+
+def _warn_left_out(skipped: list) -> None:
+    """The records left out, the first 20 by name, then how many more (records, not lines
+    of warnings: each record is named once)."""
+    for issue in skipped[:20]:
+        st.warning(escape_markdown(plain(str(issue), 300)))
+    if len(skipped) > 20:
+        st.warning(f"… and {counted(len(skipped) - 20, 'more record')} left out")
+
+
+def _text_records() -> tuple[list[dict], list[dict]] | None:
+    """The uploaded records when they are text problems (the paper's own shapes), else None."""
+    files = [f for f in (up_problems, up_proofs) if f]
+    records = _read_uploads(files, "gsm-text")
+    problems = records[0]
+    if not problems or not all(is_text_record(r) for r in problems[:5]):
+        return None
+    return problems, records[1] if len(records) > 1 else []
+
+
+try:
+    text_upload = _text_records() if up_problems else None
+except DagMathError as exc:
+    st.error(escape_markdown(f"Could not read the records: {plain(str(exc), 500)}"))
+    st.stop()
+if text_upload is not None:
+    # The efficiency paper's problems as text: each proof scored as `gsm score-proofs` does,
+    # shown with every statement matched to a theorem of the problem's program, or to none.
+    scored, left_out = scored_text_proofs(
+        *text_upload,
+        problems_name=up_problems.name,
+        proofs_name=up_proofs.name if up_proofs else "proofs",
+    )
+    _warn_left_out(left_out)
+    text_proofs_view(scored, up_problems.name, len(text_upload[0]))
+    st.stop()
 
 try:
     if up_problems and up_proofs:

@@ -37,7 +37,7 @@ st.caption(
     "Δ = PASS@1 − R̂. AUC is the area under A(τ)."
 )
 if df.empty:
-    st.info("Nothing loaded yet.")
+    common.nothing_loaded(corpus)
     st.stop()
 
 board = common.derived("leaderboard", lambda: tables.leaderboard(df, n_boot=1000), persist=True)

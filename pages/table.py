@@ -15,39 +15,54 @@ from dagmath_viz.analysis.trajectory_table import (
     trajectory_table,
 )
 from dagmath_viz.schema import CLASSES
-from explorer import common, share
+from explorer import common, share, url_state
 
 corpus = common.corpus()
 df = corpus.scored
 st.title("Trajectories")
 if df.empty:
-    st.info("Nothing loaded yet.")
+    common.nothing_loaded(corpus)
     st.stop()
 
 table = common.derived("trajectory_table", lambda: trajectory_table(df))
 text, searched = common.derived("trajectory_search", lambda: search_text(corpus.trajectories, df))
 
-row1 = st.columns([2, 2, 2, 2])
-models = row1[0].multiselect(
-    "Model", sorted(table["model"].unique()), key="tt_models", format_func=common.shown_option
-)
-datasets = row1[1].multiselect(
-    "Dataset", sorted(table["dataset"].unique()), key="tt_datasets",
-    format_func=common.shown_option,
-)  # fmt: skip
+lo, hi = int(table["steps"].min()), int(table["steps"].max())
 present = [c for c in CLASSES if c in set(table["class"])]
+all_models, all_datasets = sorted(table["model"].unique()), sorted(table["dataset"].unique())
+# Search, filters and sort live in the address (Back and links restore them) and in the
+# page's memory (a return through the sidebar does).
+FIELDS = (
+    url_state.Field("tt_models", "m", [], tuple(all_models)),
+    url_state.Field("tt_datasets", "d", [], tuple(all_datasets)),
+    url_state.Field("tt_classes", "cls", [], tuple(present)),
+    url_state.Field("tt_correct", "ans", [], tuple(CORRECTNESS)),
+    url_state.Field("tt_query", "q", ""),
+    url_state.Field("tt_problems", "p", ""),
+    url_state.Field("tt_min_steps", "min", lo, (lo, hi)),
+    url_state.Field("tt_max_steps", "max", hi, (lo, hi)),
+    url_state.Field("tt_sort", "sort", "steps", tuple(SORTABLE)),
+    url_state.Field("tt_desc", "desc", True),
+)
+url_state.restore(FIELDS, "tt_state")
+
+row1 = st.columns([2, 2, 2, 2])
+models = row1[0].multiselect("Model", all_models, key="tt_models", format_func=common.shown_option)
+datasets = row1[1].multiselect(
+    "Dataset", all_datasets, key="tt_datasets", format_func=common.shown_option
+)
 classes = row1[2].multiselect("Class", present, key="tt_classes")
 correct = row1[3].multiselect("Final answer", list(CORRECTNESS), key="tt_correct")
 row2 = st.columns([4, 2, 1, 1, 2, 2])
 query = row2[0].text_input("Search", key="tt_query", placeholder="text in steps and thinking")
 problems_text = row2[1].text_input("Problems", key="tt_problems", placeholder="e.g. 3, 17")
-lo, hi = int(table["steps"].min()), int(table["steps"].max())
-min_steps = row2[2].number_input("Min steps", lo, hi, lo, key="tt_min_steps")
-max_steps = row2[3].number_input("Max steps", lo, hi, hi, key="tt_max_steps")
-by = row2[4].selectbox("Sort by", SORTABLE, index=SORTABLE.index("steps"), key="tt_sort")
+min_steps = row2[2].number_input("Min steps", lo, hi, key="tt_min_steps")
+max_steps = row2[3].number_input("Max steps", lo, hi, key="tt_max_steps")
+by = row2[4].selectbox("Sort by", SORTABLE, key="tt_sort")
 with row2[5]:
     st.write("")  # line the toggle up with the boxes beside it
-    descending = st.toggle("Descending", value=True, key="tt_desc")
+    descending = st.toggle("Descending", key="tt_desc")
+url_state.remember(FIELDS, "tt_state")
 st.caption(searched)
 
 problems = tuple(p.strip() for p in problems_text.split(",") if p.strip())
@@ -87,5 +102,8 @@ if chosen:
     rec = shown.iloc[chosen[0]]
     # a fresh grid next time: coming back here must not re-open this row at once
     st.session_state["tt_grid_n"] = st.session_state.get("tt_grid_n", 0) + 1
-    common.open_trajectory(rec["model"], rec["dataset"], rec["problem"], int(rec["sample"]))
+    # opened from a search: at its first matching step, with find-next
+    common.open_trajectory(
+        rec["model"], rec["dataset"], rec["problem"], int(rec["sample"]), find=query or None
+    )
 common.download(shown, "trajectories.csv", "Download these rows (CSV, closeness a fraction)")

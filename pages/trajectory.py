@@ -6,16 +6,17 @@ import streamlit as st
 
 from dagmath_viz.analysis import tables
 from dagmath_viz.analysis.align import GOLD_MODEL
+from dagmath_viz.analysis.label_density import label_density
 from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.schema import CLASSES
-from dagmath_viz.text import escape_markdown, math_markdown, plain
+from dagmath_viz.text import answer_markdown, counted, escape_markdown, math_markdown, plain
 from explorer import common, graph_view, share
 
 corpus = common.corpus()
 df = corpus.scored
-st.title("Trajectory")
 if df.empty:
-    st.info("Nothing loaded yet.")
+    st.title("Trajectory")
+    common.nothing_loaded(corpus)
     st.stop()
 
 # Built once per data source: the selectors' lists, the walking order and the landing.
@@ -31,15 +32,20 @@ if "traj_model" not in st.session_state and "model" not in st.query_params:
             traj_sample=land_sample,
         )
 
-top = st.columns([2, 2, 3])
-with top[0]:
+# The title with the trajectory's facts, one row of choices, the answers: so that at
+# 1280x800 the graph and the step list are on screen on arrival (issue 34 item 5); the
+# metrics follow the view.
+title, facts, choose_classes = st.columns([3, 5.3, 1.3], vertical_alignment="center")
+title.title("Trajectory")
+pick = st.columns([3, 2.6, 1.7, 1.2, 1.3, 1.3], vertical_alignment="bottom")
+with pick[0]:
     model = common.select("Model", index.models, "traj_model", "model", where="in the loaded data")
-with top[1]:
+with pick[1]:
     dataset = common.select(
         "Dataset", index.datasets[model], "traj_dataset", "dataset", where=f"for model {model}"
     )
-with top[2]:
-    present = [c for c in CLASSES if c in index.classes]
+present = [c for c in CLASSES if c in index.classes]
+with choose_classes.popover("Classes", width="stretch"):
     classes = st.multiselect("Show classes", present, default=present, key="traj_classes")
 
 order, order_rows = index.order(model, dataset, classes)
@@ -51,37 +57,46 @@ if not order:
 def _move(delta: int) -> None:
     current = (st.session_state.get("traj_problem"), st.session_state.get("traj_sample"))
     i = order.index(current) if current in order else 0
-    problem, sample = order[(i + delta) % len(order)]
+    j = min(max(i + delta, 0), len(order) - 1)  # the ends stop: no silent wrap-around
+    problem, sample = order[j]
     common.set_choice("traj_problem", problem)
     common.set_choice("traj_sample", sample)
 
 
-pick = st.columns([3, 2, 1, 1])
-with pick[0]:
+with pick[2]:
     problems = list(dict.fromkeys(p for p, _ in order))
     problem = common.select(
         "Problem", problems, "traj_problem", "problem",
         where=f"for {model} on {dataset} among the classes shown",
     )  # fmt: skip
-with pick[1]:
+with pick[3]:
     samples = [s for p, s in order if p == problem]
     sample = common.select(
         "Sample", samples, "traj_sample", "sample", where=f"for problem {problem} of {model}"
     )
-with pick[2]:
-    st.button("◀ Previous", on_click=_move, args=(-1,), width="stretch")
-with pick[3]:
-    st.button("Next ▶", on_click=_move, args=(1,), width="stretch")
+position = order.index((problem, sample)) + 1
+with pick[4]:
+    st.button(
+        "◀ Prev", on_click=_move, args=(-1,), width="stretch", disabled=position == 1,
+        help="The previous trajectory (this is the first)" if position == 1 else None,
+    )  # fmt: skip
+with pick[5]:
+    st.button(
+        "Next ▶", on_click=_move, args=(1,), width="stretch", disabled=position == len(order),
+        help="The next trajectory (this is the last)" if position == len(order) else None,
+    )  # fmt: skip
 
 st.query_params.update(model=model, dataset=dataset, problem=str(problem), sample=str(sample))
-position = order.index((problem, sample)) + 1
+# step= (written by the view as steps are selected) and find= belong to the trajectory they
+# were set on: moving to another one here drops them; arriving by a link keeps them.
+here = (model, dataset, str(problem), str(sample))
+if st.session_state.get("traj_at") not in (None, here):
+    for param in ("step", "find"):
+        st.query_params.pop(param, None)
+st.session_state["traj_at"] = here
 row = order_rows[position - 1]
 rec = df.iloc[row]
 traj, unreadable = common.trajectory_of(corpus, row)
-st.caption(
-    f"Trajectory {position:,} of {len(order):,} shown · source: "
-    + escape_markdown(plain(rec["source"] or "", 200))
-)
 
 BADGE = {
     "perfect": "green",
@@ -90,18 +105,16 @@ BADGE = {
     "illegal": "violet",
     "unscored": "gray",
 }
-st.badge(rec["class"], color=BADGE.get(rec["class"], "gray"))
-cells = st.columns(5)
-cells[0].metric(
-    "Final answer", {True: "correct", False: "wrong"}.get(rec["final_correct"], "unscored")
+verdict = {True: "correct", False: "wrong"}.get(rec["final_correct"], "unscored")
+n_dead = len(rec["dead_ends"])
+facts.markdown(
+    f":{BADGE.get(rec['class'], 'gray')}-badge[{escape_markdown(str(rec['class']))}] "
+    f"**{verdict}** · closeness {tables.format_percent(rec['closeness_rate'])} · "
+    f"{counted(n_dead, 'dead end')} · {rec['n_nodes']} steps / {rec['n_edges']} edges · "
+    f"{position:,} of {len(order):,} shown  \n"
+    f"Predicted answer: {answer_markdown(rec['predicted_answer'])} · "
+    f"Reference answer: {answer_markdown(rec['reference_answer'])}"
 )
-cells[1].metric("Closeness rate", tables.format_percent(rec["closeness_rate"]))
-cells[2].metric("Dead ends", len(rec["dead_ends"]))
-cells[3].metric("Steps / edges", f"{rec['n_nodes']} / {rec['n_edges']}")
-cells[4].metric("Density", tables.format_percent(rec["density"]))
-answer_cols = st.columns(2)
-answer_cols[0].text(f"Predicted answer: {plain(str(rec['predicted_answer'] or '—'), 300)}")
-answer_cols[1].text(f"Reference answer: {plain(str(rec['reference_answer'] or '—'), 300)}")
 for error in rec["errors"] or ():
     st.error(escape_markdown(plain(error, 500)), icon=":material/error:")
 
@@ -122,12 +135,34 @@ if gold is not None and gold.steps:
         "words match (README, Definitions)."
     )
 dead = set(rec["dead_ends"])
+labels = label_density(traj)
+if labels.sparse and n_dead:
+    st.warning(
+        f"Sparse dependency labels: {labels.edges} edges for {labels.steps} steps "
+        f"({labels.edges_per_step:.2f} a step), {labels.unlinked} steps after the opening "
+        "attached to nothing. Most of this trajectory's dead ends may be steps the labeller "
+        "did not connect, not reasoning that went unused.",
+        icon=":material/warning:",
+    )
 wanted_step = st.query_params.get("step")
 if wanted_step is not None and all(str(s.step_id) != wanted_step for s in traj.steps):
     st.warning(f"Step {escape_markdown(plain(wanted_step, 40))} is not in this trajectory.")
     wanted_step = None
+find = st.query_params.get("find")
+graph_view.trajectory_view(
+    traj, rec, selected_step=wanted_step, fit_window=True, link_steps=True, find=find
+)
+cells = st.columns(5)
+cells[0].metric("Final answer", verdict)
+cells[1].metric("Closeness rate", tables.format_percent(rec["closeness_rate"]))
+cells[2].metric("Dead ends", n_dead)
+cells[3].metric("Steps / edges", f"{rec['n_nodes']} / {rec['n_edges']}")
+cells[4].metric("Density", tables.format_percent(rec["density"]))
+st.caption(
+    f"Trajectory {position:,} of {len(order):,} shown · source: "
+    + escape_markdown(plain(rec["source"] or "", 200))
+)
 with st.expander("Problem", expanded=False):
     st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
-graph_view.trajectory_view(traj, rec, selected_step=wanted_step)
 graph_view.typeset_steps(traj, dead, wanted_step, key="traj_typeset")
 share.trajectory_tools(traj, rec)  # Download as HTML; labels (explorer/share.py)

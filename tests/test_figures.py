@@ -283,3 +283,20 @@ def test_near_twin_colours_are_not_given_to_two_models():
     assert len(set(chosen)) == 10
     assert min(figures._lab_distance(a, b) for i, a in enumerate(chosen)
                for b in chosen[i + 1:]) >= 45.0  # fmt: skip
+
+
+def test_accuracy_by_closeness_shows_n_and_does_not_join_tiny_bins():
+    """Issue 34 item 10: the line ran through bins of n = 1, n shown only on hover."""
+    from dagmath_viz.draw import paper_figures
+
+    # one model; bins [0, .5) n=1 (0 of 1 correct), [.9, 1) n=10 (7), {1} n=20 (18)
+    table = pd.DataFrame({"model": [BEACON] * 3, "closeness_bin": ["[0, 0.5)", "[0.9, 1)", "1"],
+                          "n": [1, 10, 20], "n_correct": [0, 7, 18],
+                          "accuracy": [0.0, 0.7, 0.9]})  # fmt: skip
+    fig = paper_figures.closeness_accuracy_figure(table)
+    line, marks = fig.data
+    assert line.mode == "lines" and not line.connectgaps
+    assert list(line.y[1:]) == [0.7, 0.9] and line.y[0] is None  # n = 1: not on the line
+    assert list(marks.text) == ["n=1", "n=10", "n=20"]  # n written at every marker
+    assert list(marks.marker.symbol) == ["circle-open", "circle", "circle"]
+    assert line.name == figures.text(BEACON) and '<span style=\\"background' not in fig.to_json()

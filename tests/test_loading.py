@@ -764,3 +764,28 @@ def test_fifos_and_unlistable_folders_are_named(tmp_path: Path) -> None:
     assert messages[str(tmp_path / "pipe.json")] == "skipped: not a regular file"
     if os.geteuid() != 0:  # root lists any folder
         assert messages[str(locked)] == "skipped: cannot list the folder (Permission denied)"
+
+
+def test_a_folder_of_links_to_model_folders_loads_them(tmp_path: Path) -> None:
+    """Issue 34 item 8: a folder gathering model folders kept elsewhere, by links, loaded
+    nothing. Its links are followed, each under its own name; a loop is refused."""
+    for model, pid in (("m-a", 1), ("m-b", 2)):
+        write_jsonl(tmp_path / "store" / model / "runs.jsonl", sample(pid))
+    (tmp_path / "store" / "m-b" / "up").symlink_to(tmp_path, target_is_directory=True)
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "model-a").symlink_to(tmp_path / "store" / "m-a", target_is_directory=True)
+    (links / "model-b").symlink_to(tmp_path / "store" / "m-b", target_is_directory=True)
+    (links / "zz-again").symlink_to(tmp_path / "store" / "m-a", target_is_directory=True)
+    (links / "self").symlink_to(links, target_is_directory=True)
+    result = load_paths([links])
+    assert sorted(t.problem_id for t in result.trajectories) == ["1", "2"]
+    assert {t.source.split(":")[0] for t in result.trajectories} == {
+        str(links / "model-a" / "runs.jsonl"),
+        str(links / "model-b" / "runs.jsonl"),
+    }
+    refused = {Path(i.file).name: i.message for i in result.issues}
+    # "zz-again" (read after model-a) leads where model-a does; "self" back to the folder;
+    # m-b's own link "up" leads out of m-b
+    assert "loops" in refused["zz-again"] and "loops" in refused["self"]
+    assert "outside" in refused["up"]

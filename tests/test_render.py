@@ -262,7 +262,9 @@ def test_short_trajectories_are_layered_top_down_long_ones_in_reading_order():
 def test_layout_can_be_forced_and_scale_and_selection_passed():
     data = _all(render_trajectory_html(IMPERFECT, layout="reading", scale=0.5, selected_step="9"))
     assert data["view"] == {"layout": "reading", "selected": 8, "scale": 0.5,
-                            "show_steps": True, "height": 600}  # fmt: skip
+                            "show_steps": True, "height": 600, "fit_window": False,
+                            "min_height": 440, "max_height": 1600, "link_steps": False,
+                            "find": "", "find_hits": []}  # fmt: skip
     assert _all(render_trajectory_html(IMPERFECT, selected_step=99))["view"]["selected"] is None
     assert _all(render_dag_html(IMPERFECT))["view"]["show_steps"] is False
 
@@ -441,3 +443,69 @@ def test_a_2_mb_trajectory_of_240000_formulas_typesets_at_most_the_budget():
     page = render_trajectory_html(_traj(*steps))
     assert len(page) < 120 * render.MAX_STEP_TEXT * 1.1 + 500_000
     assert all(len(n["text"]) <= render.MAX_STEP_TEXT for n in _nodes(page))
+
+
+# -- math (issue 34 item 2) ----------------------------------------------------------------
+
+
+MATH_STEPS = (
+    Step(1, (), r"Let \( p(x) \) be the polynomial, with \[ p(5) = \dfrac{24}{5} \]."),
+    Step(2, (1,), r"So \( <script>parent.__pwned=1</script> \) and $\href{javascript:1}{x}$"),
+    Step(3, (2,), "no math here, it costs $5"),
+    Step(4, (3,), r"The final answer is \(\boxed{\frac{24}{5}}\).", r"since \(a \le b\)"),
+)
+
+
+def test_steps_with_formulas_carry_segments_for_the_typesetter():
+    nodes = _nodes(render_trajectory_html(_traj(*MATH_STEPS), final_correct=True))
+    assert nodes[0]["math"] == [
+        [0, "Let "],
+        [1, "p(x)"],
+        [0, " be the polynomial, with "],
+        [2, r"p(5) = \dfrac{24}{5}"],
+        [0, "."],
+    ]
+    # markup or a link inside a delimiter is no formula: the step has nothing to typeset
+    assert "math" not in nodes[1] and "math" not in nodes[2]
+    assert nodes[3]["math"][1] == [1, r"\boxed{\frac{24}{5}}"]
+    assert nodes[3]["why_math"] == [[0, "since "], [1, r"a \le b"]]
+
+
+def test_hover_and_labels_show_formulas_as_text_not_tex():
+    nodes = _nodes(render_trajectory_html(_traj(*MATH_STEPS), final_correct=True))
+    # by hand: \( p(x) \) -> p(x); \dfrac{24}{5} -> 24/5; \boxed{..} -> its content; \le -> ≤
+    assert nodes[0]["snippet"] == "Let p(x) be the polynomial, with p(5) = 24/5."
+    assert "The final answer is 24/5." in nodes[3]["title"]
+    assert "why: since a ≤ b" in nodes[3]["title"]
+    assert "\\(" not in nodes[3]["title"]
+
+
+def test_a_page_with_math_carries_katex_and_stays_offline_and_inert():
+    page = render_trajectory_html(_traj(*MATH_STEPS), final_correct=True)
+    assert "window.dmKatex=" in page  # the KaTeX Streamlit ships, inlined
+    assert not re.search(r"https?://", page, re.I)
+    assert "<script>parent" not in page  # the hostile step stays JSON data
+    assert page.count("</script>") == 3  # data, KaTeX, the view
+    # a page without formulas does not carry KaTeX's 250 kB
+    plain_page = render_trajectory_html(_traj(Step(1, (), "a"), Step(2, (1,), "b")))
+    assert "dmKatex=" not in plain_page and plain_page.count("</script>") == 2
+
+
+# -- state in the address, and find (issue 34 item 6/7) -------------------------------------
+
+
+def test_a_search_marks_its_steps_and_selects_the_first():
+    # IMPERFECT's texts: which hold "v9"? Read from the trajectory itself, by hand below.
+    t = _traj(
+        Step(1, (), "Let x be 3"),
+        Step(2, (1,), "so y = 2", "since X is odd"),
+        Step(3, (2,), "The final answer is $5$."),
+    )
+    view = _all(render_trajectory_html(t, find="  x ", link_steps=True))["view"]
+    # "x" in step 1's text and in step 2's thinking ("X", any case); not in step 3
+    assert view["find_hits"] == [0, 1] and view["selected"] == 0 and view["find"] == "x"
+    assert view["link_steps"] is True
+    # a step= link wins over the first hit
+    assert _all(render_trajectory_html(t, find="x", selected_step=3))["view"]["selected"] == 2
+    # nodes carry their step id for the address
+    assert [n["sid"] for n in _nodes(render_trajectory_html(t))] == ["1", "2", "3"]

@@ -113,3 +113,76 @@ def test_counted_says_one_file_and_many_files(n, expected):
 def test_counted_takes_an_irregular_plural():
     assert counted(1, "trajectory", "trajectories") == "1 trajectory"
     assert counted(100_000, "trajectory", "trajectories") == "100,000 trajectories"
+
+
+# -- the four delimiter styles (issue 34 item 2: R1-style models write \( \) and \[ \]) ------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # \( \) is inline math, written as the dollar form Streamlit typesets
+        (r"so \(x^2 = 4\) holds", r"so $x^2 = 4$ holds"),
+        # \[ \] is display math; its line breaks are joined (one formula, one line)
+        ("then \\[a\n+ b\\] done", "then $$a + b$$ done"),
+        # markup inside \( \) is no formula: it shows as typed, escaped
+        (r"\( <script>alert(1)</script> \)", r"\\\( \<script\>alert\(1\)\</script\> \\\)"),
+        # a link command inside \[ \] is shown as text
+        (r"\[\href{javascript:x}{y}\]", r"\\\[\\href\{javascript\:x\}\{y\}\\\]"),
+        # an escaped bracket \\[2pt] is a TeX line break, not a delimiter
+        (r"a \\[2pt] b", r"a \\\\\[2pt\] b"),
+    ],
+    ids=["paren-inline", "bracket-display", "script-in-paren", "href-in-bracket", "linebreak"],
+)
+def test_math_markdown_reads_backslash_delimiters(text, expected):
+    assert math_markdown(text) == expected
+
+
+def test_math_segments_split_text_and_formulas():
+    from dagmath_viz.text import math_segments
+
+    text = r"Let \(p(5)\) be $\dfrac{24}{5}$; costs $5 and \[ y = 1 \]"
+    assert math_segments(text) == [
+        (0, "Let "),
+        (1, "p(5)"),
+        (0, " be "),
+        (1, r"\dfrac{24}{5}"),
+        (0, "; costs $5 and "),
+        (2, "y = 1"),
+    ]
+    # a dollar inside a backslash formula would open math elsewhere: not a formula
+    assert math_segments(r"\(a $ b\)") == [(0, r"\(a $ b\)")]
+
+
+def test_math_plain_reads_as_text_not_tex():
+    from dagmath_viz.text import math_plain
+
+    assert math_plain(r"so \(\frac{1}{2} \le x^2\)") == "so 1/2 ≤ x²"
+    assert math_plain(r"$\sqrt{3} \cdot \pi$ and \[\boxed{7}\]") == "√(3) · π and 7"
+    # not math: left as typed, and markup stays text (the caller shows it with textContent)
+    assert math_plain("costs $5 <b>") == "costs $5 <b>"
+
+
+def test_an_unclosed_delimiter_flood_is_bounded():
+    from dagmath_viz.text import math_segments
+
+    # 5,000 openings that never close: each scan stops after 2,000 characters
+    text = r"\(" * 5000
+    assert math_segments(text) == [(0, text)]
+
+
+def test_a_bare_boxed_answer_is_typeset():
+    from dagmath_viz.text import math_segments
+
+    # R1 writes its answer as \boxed{...} outside any delimiter (Thought Anchors problem 4164)
+    text = r"The value of \( p(5) \) is \boxed{-\dfrac{5}{12}}."
+    assert math_segments(text) == [
+        (0, "The value of "),
+        (1, "p(5)"),
+        (0, " is "),
+        (1, r"\boxed{-\dfrac{5}{12}}"),
+        (0, "."),
+    ]
+    # unbalanced braces or markup: shown as typed
+    assert math_segments(r"\boxed{a{b}") == [(0, r"\boxed{a{b}")]
+    assert math_segments(r"\boxed{<img>}") == [(0, r"\boxed{<img>}")]

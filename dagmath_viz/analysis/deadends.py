@@ -2,7 +2,14 @@
 
 Categories (checked in this order; the first that fits wins):
 
-- ``unused given``: a source step (no parents) that nothing cites;
+- ``unused given``: a given (a step taken from the problem) that nothing cites. In
+  DAG-MATH files a given is any step with no parents (DEFINITIONS.md §1). Where the source
+  tags its steps (Thought Anchors' ``function_tags``), the tags say which steps state the
+  problem, so a given is a parentless step tagged :data:`GIVEN_TAGS` (ours): "Wait, is t
+  given?" has no parents there, but it is no given;
+- ``unlinked``: a step with no parents that is not a given (the labels attach it to
+  nothing; on model-labelled data such dead ends say more about the labelling than about
+  the reasoning, see :mod:`dagmath_viz.analysis.label_density`);
 - ``restatement``: it says again what an earlier step said. Either its statement equals an
   earlier step's after normalising whitespace and math
   (:func:`dagmath_viz.text.normalise_statement`), or it states exactly the numbers of the
@@ -31,19 +38,23 @@ from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.schema import Trajectory
 from dagmath_viz.score import graph as g
 from dagmath_viz.score.validation import validate
-from dagmath_viz.text import normalise_statement
+from dagmath_viz.text import natural_key, normalise_statement
 
 __all__ = [
     "CATEGORIES",
+    "GIVEN_TAGS",
     "MAX_STEPS",
     "UNKNOWN",
     "categorise_dead_ends",
     "dead_end_category_counts",
     "dead_end_table",
     "scored_dead_end_table",
+    "sorted_naturally",
 ]
 
-CATEGORIES = ("unused given", "restatement", "abandoned branch", "commentary")
+CATEGORIES = ("unused given", "unlinked", "restatement", "abandoned branch", "commentary")
+#: Step tags that mark a step as stating the problem (Thought Anchors' ``function_tags``).
+GIVEN_TAGS = frozenset({"problem_setup"})
 # Past this many steps a trajectory is left out of the Dead ends page (and counted): the
 # categories are linear, but one such trajectory's rows alone would fill the table.
 MAX_STEPS = 20_000
@@ -78,11 +89,13 @@ def categorise_dead_ends(traj: Trajectory) -> list[tuple[int, str]]:
                 restated.add(i)
         else:
             first_at[key] = i
+    tagged = any(step.tags for step in traj.steps)
     out = []
     for pos in dead:
         parents = graph.parents[pos]
         if not parents:
-            category = "unused given"
+            given = not tagged or bool(GIVEN_TAGS.intersection(traj.steps[pos].tags))
+            category = "unused given" if given else "unlinked"
         elif pos in restated or _same_numbers(traj, pos, parents):
             category = "restatement"
         elif any(off_main[p] for p in parents):
@@ -216,3 +229,20 @@ def dead_end_category_counts(table: pd.DataFrame) -> pd.DataFrame:
     counts["total"] = counts.sum(axis=1)
     counts.columns.name = None
     return counts.reset_index()
+
+
+def sorted_naturally(table: pd.DataFrame) -> pd.DataFrame:
+    """Dead-end rows by model, dataset, problem id (numbers by value), sample and step."""
+    if table.empty:
+        return table
+    order = sorted(
+        range(len(table)),
+        key=lambda i: (
+            str(table["model"].iat[i]),
+            str(table["dataset"].iat[i]),
+            natural_key(str(table["problem_id"].iat[i])),
+            natural_key(str(table["sample_id"].iat[i])),
+            natural_key(str(table["step_id"].iat[i])),
+        ),
+    )
+    return table.iloc[order]

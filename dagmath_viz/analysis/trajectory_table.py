@@ -24,6 +24,7 @@ __all__ = [
     "TableFilter",
     "TrajectoryIndex",
     "filter_table",
+    "matching_steps",
     "search_text",
     "sort_table",
     "trajectory_index",
@@ -77,6 +78,25 @@ def trajectory_table(scored: pd.DataFrame) -> pd.DataFrame:
     )
     table["dead ends"] = table["dead ends"].astype("int64")
     return table
+
+
+def matching_steps(traj: Trajectory, query: str) -> list[int]:
+    """Positions of the steps whose text or thinking holds ``query`` (a plain,
+    case-insensitive substring, as the table's search), in order; [] for a blank query.
+
+    >>> from dagmath_viz.schema import Step
+    >>> t = Trajectory("m", "d", "1", 0, (Step(1, (), "Let x"), Step(2, (1,), "y", "by X")))
+    >>> matching_steps(t, "x"), matching_steps(t, " ")
+    ([0, 1], [])
+    """
+    needle = query.strip().lower()
+    if not needle:
+        return []
+    return [
+        i
+        for i, step in enumerate(traj.steps)
+        if needle in str(step.text).lower() or needle in str(step.justification).lower()
+    ]
 
 
 def search_text(

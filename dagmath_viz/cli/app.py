@@ -54,11 +54,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "app",
         help="open the explorer in a browser (Streamlit; binds 127.0.0.1)",
         description=__doc__,
-        usage="dagmath app [-h] [--data PATH] [--answers FILE] [--map MAP] "
+        usage="dagmath app [-h] [--data PATH ...] [--answers FILE] [--map MAP] "
         "[--SECTION.OPTION VALUE ...]",
     )
     app.add_argument(
-        "--data", metavar="PATH", help="a results file or folder (default: the sample data)"
+        "--data",
+        metavar="PATH",
+        action="append",
+        help="a results file or folder (default: the sample data); give it again to load "
+        "several at once, their models side by side",
     )
     app.add_argument("--answers", metavar="FILE", help="reference answers for --data")
     add_map_option(app)
@@ -134,9 +138,11 @@ def app_command(args: argparse.Namespace) -> list[str]:
     if importlib.util.find_spec("streamlit") is None:
         raise DagMathError("dagmath app needs Streamlit: pip install dagmath-viz installs it")
     root = app_root()
-    app_args = _existing("--data", args.data) + _existing("--answers", args.answers)
-    if args.field_map:
-        app_args += ["--map", args.field_map.text]
+    app_args = [a for raw in args.data or () for a in _existing("--data", raw)]
+    app_args += _existing("--answers", args.answers)
+    field_map = getattr(args, "field_map", None)  # (a caller may build the namespace itself)
+    if field_map:
+        app_args += ["--map", field_map.text]
     return [
         sys.executable,
         str(root / "serve.py"),  # streamlit run app.py, its data source loading from the start

@@ -31,6 +31,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from dagmath_viz.analysis.label_density import MIN_EDGES_PER_STEP
 from dagmath_viz.analysis.metrics import GRAPH_STATS
 from dagmath_viz.schema import CLASSES, COHORTS
 from dagmath_viz.text import reveal_bidi
@@ -45,6 +46,7 @@ __all__ = [
     "auc_figure",
     "class_counts_figure",
     "dead_end_counts_figure",
+    "label_density_figure",
     "model_colour",
     "model_colours",
     "per_problem_points",
@@ -66,6 +68,7 @@ CLASS_COLOURS = {
 #: Dead-end categories (ColorBrewer Set2; "unknown": the steps could not be read).
 DEAD_END_COLOURS = {
     "unused given": "#66c2a5",
+    "unlinked": "#e78ac3",
     "restatement": "#8da0cb",
     "abandoned branch": "#fc8d62",
     "commentary": "#e5c494",
@@ -360,6 +363,36 @@ def dead_end_counts_figure(counts: pd.DataFrame) -> go.Figure:
         title="Dead ends by category",
     )
     fig.update_layout(**_LAYOUT, barmode="stack")
+    return fig
+
+
+def label_density_figure(table: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
+    """Dead ends against edges per step, one marker per trajectory (from
+    :func:`dagmath_viz.analysis.label_density.label_density_table`), with the sparse line.
+
+    Trajectories left of the dashed line (fewer than ``MIN_EDGES_PER_STEP`` edges a step)
+    or marked with an x (too many unlinked steps) have sparse labels: their dead ends say
+    more about the labelling than about the reasoning.
+    """
+    data = _texts(table, ("model", "dataset", "problem_id"))
+    data = data.assign(labels=data["sparse"].map({True: "sparse", False: "dense enough"}))
+    fig = px.scatter(
+        data,
+        x="edges_per_step",
+        y="dead_ends",
+        color="model",
+        symbol="labels",
+        symbol_map={"sparse": "x", "dense enough": "circle"},
+        color_discrete_map=model_colours(table["model"].unique(), colours),
+        hover_data={"problem_id": True, "sample_id": True, "steps": True, "unlinked": True},
+        labels={"edges_per_step": "edges per step", "dead_ends": "dead ends"},
+        title="Label density (one marker a trajectory)",
+    )
+    fig.add_vline(x=MIN_EDGES_PER_STEP, line_dash="dash", line_color="#e15759")
+    fig.update_layout(**_LAYOUT)
+    # from 0, so a sparse chain's distance from the line is seen as it is
+    top = max(float(table["edges_per_step"].max()) if len(table) else 0.0, 1.0)
+    fig.update_xaxes(range=[0, top * 1.08])
     return fig
 
 

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dagmath_viz.analysis.metrics import GRAPH_STATS
+from dagmath_viz.analysis.tables import CLOSENESS_BINS, closeness_bin
 from dagmath_viz.draw.figures import model_colours, text
 
 __all__ = [
@@ -116,22 +117,55 @@ def difficulty_figure(table: pd.DataFrame, colours: dict[str, str] | None = None
     return fig
 
 
+#: Bins with fewer trajectories than this are marked (open markers) and the line does not
+#: run through them: one trajectory makes a share of 0 % or 100 %, which says little.
+MIN_BIN_N = 5
+
+
 def closeness_accuracy_figure(
     table: pd.DataFrame, colours: dict[str, str] | None = None
 ) -> go.Figure:
-    """Accuracy by closeness bin, one line per model (:func:`tables.closeness_accuracy`)."""
-    shown = table.copy()
-    palette = model_colours(shown["model"].astype(str).unique(), colours)
-    shown["model"] = _safe(shown["model"])
-    fig = px.line(
-        shown, x="closeness_bin", y="accuracy", color="model", markers=True,
-        color_discrete_map=palette,
-        hover_data={"n": True},
-        labels={"closeness_bin": "closeness rate r (bin)", "accuracy": "share correct"},
-        title="Accuracy by closeness: how logical closeness relates to a correct answer",
-    )  # fmt: skip
-    fig.update_layout(**_LAYOUT)
-    fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    """Accuracy by closeness bin, one line per model (:func:`tables.closeness_accuracy`).
+
+    Every marker is labelled with its bin's n; the line joins only bins of at least
+    :data:`MIN_BIN_N` trajectories, and smaller bins are open markers standing alone.
+    """
+    palette = model_colours(table["model"].astype(str).unique(), colours)
+    order = [closeness_bin(x) for x in (*CLOSENESS_BINS[:-1], 1.0)]  # every bin, in order
+    fig = go.Figure()
+    for model, rows in table.groupby("model", sort=True):
+        name = text(model)
+        colour = palette.get(name)
+        big = rows["n"] >= MIN_BIN_N
+        fig.add_trace(
+            go.Scatter(
+                x=rows["closeness_bin"], mode="lines",
+                y=[float(a) if b else None for a, b in zip(rows["accuracy"], big, strict=True)],
+                line={"color": colour}, name=name, legendgroup=name, connectgaps=False,
+                hoverinfo="skip",
+            )
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=rows["closeness_bin"], y=rows["accuracy"], mode="markers+text",
+                text=[f"n={int(n)}" for n in rows["n"]], textposition="top center",
+                marker={"color": colour, "size": 9,
+                        "symbol": ["circle" if b else "circle-open" for b in big]},
+                name=name, legendgroup=name, showlegend=False,
+                customdata=rows[["n", "n_correct"]].to_numpy(),
+                hovertemplate=name + "<br>r in %{x}: %{y:.1%} correct (%{customdata[1]} of "
+                "%{customdata[0]})<extra></extra>",
+            )
+        )  # fmt: skip
+    fig.update_layout(
+        **_LAYOUT,
+        title="Accuracy by closeness (n per bin; open markers: fewer than "
+        f"{MIN_BIN_N} trajectories, not joined)",
+        xaxis_title="closeness rate r (bin)",
+        yaxis_title="share correct",
+    )
+    fig.update_xaxes(categoryorder="array", categoryarray=order)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.12])
     return fig
 
 

@@ -24,6 +24,7 @@ Logic-program proofs (:func:`render_proof_html`) are still drawn by vis-network 
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import re
 from collections.abc import Iterable
@@ -34,11 +35,12 @@ from typing import Any
 
 from pyvis.network import Network
 
+from dagmath_viz.analysis.trajectory_table import matching_steps
 from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.score.graph import StepGraph, dead_end_positions, depths
 from dagmath_viz.score.validation import is_step_id, validate
-from dagmath_viz.text import count_formulas, reveal_bidi, short_repr
+from dagmath_viz.text import count_formulas, math_plain, math_segments, reveal_bidi, short_repr
 
 __all__ = [
     "KINDS",
@@ -47,9 +49,11 @@ __all__ = [
     "LEGEND",
     "PROOF_KINDS",
     "PROOF_LEGEND",
+    "MAX_STEP_FORMULAS",
     "LegendEntry",
     "choose_layout",
     "graph_data",
+    "katex_script",
     "legend_html",
     "render_dag_html",
     "render_proof_html",
@@ -75,6 +79,11 @@ LAYERED_MAX_WIDTH = 1000.0
 #: Most layers still drawn layered by default: deeper, mostly sequential chains read better
 #: in reading order (a 22-step real solution 20 layers deep would need scrolling either way).
 LAYERED_MAX_LAYERS = 12
+
+#: Least and most height (CSS px) a ``fit_window`` view takes: below the least, a graph
+#: pane would show too few rows to read, so the page scrolls once to the view instead.
+MIN_FIT_HEIGHT = 440
+MAX_FIT_HEIGHT = 1600
 
 _FAULT_BORDER = "#d62728"
 _FAULT_BORDER_WIDTH = 4
@@ -147,6 +156,9 @@ def render_trajectory_html(
     scale: float | None = None,
     show_steps: bool = True,
     layout: str = "auto",
+    fit_window: bool = False,
+    link_steps: bool = False,
+    find: str | None = None,
 ) -> str:
     """A self-contained HTML page: the step graph and (``show_steps``) the step list, linked.
 
@@ -167,6 +179,14 @@ def render_trajectory_html(
             graphs shown side by side share a scale.
         show_steps: put the step list beside the graph.
         layout: ``"auto"``, ``"layered"`` or ``"reading"`` (see :func:`choose_layout`).
+        fit_window: when embedded same-origin, the view sets its own and its frame's height
+            to what the window has below the frame's top (at least :data:`MIN_FIT_HEIGHT`,
+            at most :data:`MAX_FIT_HEIGHT` px), so graph and list are on screen on arrival.
+        link_steps: when embedded same-origin, selecting a step writes ``step=<id>`` into the
+            app's address (``history.replaceState``) and the toolbar gets "Copy link".
+        find: a search the trajectory was opened from: the steps whose text or thinking hold
+            it are marked, with find-previous/next buttons; with no ``selected_step``, the
+            first of them is selected on arrival.
 
     Returns:
         The HTML, with no external URL; show it with ``st.iframe(html, height=height_px)``.
@@ -178,12 +198,20 @@ def render_trajectory_html(
         True
     """
     data = graph_data(traj, dead_ends=dead_ends, final_correct=final_correct)
+    hits = matching_steps(traj, find or "")
+    selected = _selected_node(traj, selected_step)
     data["view"] = {
         "layout": choose_layout(data) if layout == "auto" else layout,
-        "selected": _selected_node(traj, selected_step),
+        "selected": hits[0] if selected is None and hits else selected,
+        "link_steps": bool(link_steps),
+        "find": (find or "").strip()[:100],
+        "find_hits": hits[:2000],
         "scale": None if scale is None else float(scale),
         "show_steps": bool(show_steps),
         "height": int(height_px),
+        "fit_window": bool(fit_window),
+        "min_height": MIN_FIT_HEIGHT,
+        "max_height": MAX_FIT_HEIGHT,
     }
     if data["view"]["layout"] not in data["layouts"]:
         data["view"]["layout"] = "reading"
@@ -277,6 +305,7 @@ def _model(
         nodes.append(
             {
                 "id": pos,
+                "sid": _short(step.step_id, 40),
                 "label": "S" + _short(graph.ids[pos], 12),
                 "kind": kind,
                 "dead_end": kind == "dead_end",
@@ -286,6 +315,8 @@ def _model(
                 "title": _node_title(step, kind, faulty.get(pos, [])),
                 "text": _cut(step.text, MAX_STEP_TEXT),
                 "why": _cut(step.justification, MAX_STEP_TEXT),
+                "snippet": math_plain(step.text, 200) if isinstance(step.text, str) else "",
+                **_math_fields(step),
                 "parents": [_short(p, 24) for p in step.parents[:50]],
                 "tags": [_short(t, 40) for t in _tags(step)][:8],
                 "faults": [_cut(m, 300) for m in faulty.get(pos, [])[:5]],
@@ -460,6 +491,26 @@ def _tags(step: Step) -> tuple[str, ...]:
     return tuple(str(t) for t in tags) if isinstance(tags, (list, tuple)) else ()
 
 
+#: Most formulas typeset in one step of the list; a step with more shows as written (KaTeX
+#: takes about 0.7 ms a formula, and steps are typeset as they scroll into view).
+MAX_STEP_FORMULAS = 80
+
+
+def _math_fields(step: Step) -> dict[str, Any]:
+    """``math`` / ``why_math``: the step's text and justification as segments for the
+    view's typesetter (see :func:`dagmath_viz.text.math_segments`), only when they hold a
+    formula, and only up to :data:`MAX_STEP_FORMULAS` of them."""
+    out: dict[str, Any] = {}
+    for key, text in (("math", step.text), ("why_math", step.justification)):
+        if not isinstance(text, str):
+            continue
+        segments = math_segments(_cut(text, MAX_STEP_TEXT))
+        formulas = sum(1 for kind, _ in segments if kind)
+        if 0 < formulas <= MAX_STEP_FORMULAS:
+            out[key] = [[kind, piece] for kind, piece in segments]
+    return out
+
+
 # -- graph facts -----------------------------------------------------------------------------
 
 
@@ -556,9 +607,14 @@ def _short(value: Any, limit: int = 24) -> str:
     return _cut(str(value), limit)
 
 
+def _readable(text: Any) -> str:
+    """Hover text: formulas as readable text, not TeX source (a tooltip cannot typeset)."""
+    return math_plain(text, MAX_TEXT) if isinstance(text, str) else _cut(text)
+
+
 def _node_title(step: Step, kind: str, faults: list[str]) -> str:
-    why = _cut(step.justification).strip() or "(no justification given)"
-    lines = [f"Step {_short(step.step_id)}", _cut(step.text), f"— why: {why}"]
+    why = _readable(step.justification).strip() or "(no justification given)"
+    lines = [f"Step {_short(step.step_id)}", _readable(step.text), f"— why: {why}"]
     if kind == "dead_end":
         lines.append("(dead end: no later step uses it)")
     lines.extend("fault: " + _cut(m, 200) for m in faults[:3])
@@ -602,6 +658,33 @@ def _asset(name: str) -> str:
     return (_ASSETS / name).read_text(encoding="utf-8")
 
 
+_KATEX_EXPORT = re.compile(r"export\s*\{\s*([\w$]+)\s+as\s+default\s*\}\s*;?\s*$")
+
+
+@cache
+def katex_script() -> str:
+    """KaTeX as a classic script that sets ``window.dmKatex``, or "" when it is not there.
+
+    The app already ships KaTeX: Streamlit's frontend bundles it as one self-contained
+    module (``streamlit/static/static/js/katex.*.js``). It is read from there, not fetched
+    (the view stays offline), and found with ``find_spec``, which does not import Streamlit.
+    Its two XML namespace URLs are written ``http:\\/\\/`` (the same string in JS) so the
+    page names no URL. Without it the step list shows formulas as written.
+    """
+    spec = importlib.util.find_spec("streamlit")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        for path in sorted((Path(root) / "static" / "static" / "js").glob("katex.*.js")):
+            code = path.read_text(encoding="utf-8")
+            m = _KATEX_EXPORT.search(code)
+            if m is None or "innerHTML" in code or "</script" in code.lower():
+                continue
+            code = code[: m.start()] + f";window.dmKatex={m.group(1)};"
+            code = re.sub(r"(https?):\/\/", r"\1:\\/\\/", code)
+            return "(function(){" + code + "})();"
+    return ""
+
+
 def _page(data: dict[str, Any], height_px: int) -> str:
     n = int(data["n"])
     page = (
@@ -614,13 +697,22 @@ def _page(data: dict[str, Any], height_px: int) -> str:
         '<div id="dm-main"><div id="dm-graph" tabindex="0"></div><div id="dm-overview"></div>'
         '<div id="dm-steps" role="list" aria-label="steps"></div></div>'
         '<div id="dm-tip" role="tooltip"></div></div>'
-        '<script type="application/json" id="dm-data">' + _json_for_script(data) + "</script>"
-        "<script>" + _asset("trajectory_view.js") + "</script>"
+        '<script type="application/json" id="dm-data">'
+        + _json_for_script(data)
+        + "</script>"
+        + ("<script>" + katex_script() + "</script>" if _has_math(data) else "")
+        + "<script>"
+        + _asset("trajectory_view.js")
+        + "</script>"
         "</body></html>"
     )
     if "innerHTML" in _asset("trajectory_view.js") or re.search(r"https?://", page, re.I):
         raise RuntimeError("the trajectory view would use innerHTML or an external URL")
     return page
+
+
+def _has_math(data: dict[str, Any]) -> bool:
+    return any("math" in n or "why_math" in n for n in data["nodes"]) and bool(katex_script())
 
 
 # -- logic-program proofs (vis-network through pyvis) ------------------------------------

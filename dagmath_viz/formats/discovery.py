@@ -161,13 +161,18 @@ class Discovery:
 def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Regular files under ``root`` (sorted), and what was refused or skipped, with why.
 
-    Names starting with a dot are skipped, with everything under them. Links are never
-    followed: one leading outside the folder is refused and named; one that stays inside
-    adds nothing its target does not already hold (the target is read once, by its own
-    name); a link to nothing is ignored like any broken link; a loop is named. A folder
-    that cannot be listed, and anything that is not a regular file (a FIFO, a socket, a
-    device), is named and skipped.
+    Names starting with a dot are skipped, with everything under them. A folder named that
+    holds nothing but links (one made to gather model folders kept elsewhere) is a list of
+    what to read: each link is walked as if named itself (:func:`_links_folder`). Other
+    links are never followed: one leading outside the folder is refused and named; one that
+    stays inside adds nothing its target does not already hold (the target is read once, by
+    its own name); a link to nothing is ignored like any broken link; a loop is named. A
+    folder that cannot be listed, and anything that is not a regular file (a FIFO, a
+    socket, a device), is named and skipped.
     """
+    gathered = _links_folder(root)
+    if gathered is not None:
+        return gathered
     root_resolved = root.resolve()
     found: list[Path] = []
     refused: list[tuple[Path, str]] = []
@@ -195,6 +200,47 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
                     refused.append((p, "skipped: not a regular file"))
     found.sort()
     refused.sort(key=lambda item: item[0])
+    return found, refused
+
+
+def _links_folder(root: Path) -> tuple[list[Path], list[tuple[Path, str]]] | None:
+    """The files of a folder whose entries (dot-names aside) are all links, each link walked
+    as a folder named by the user, under the link's name (it names the model); None for
+    any other folder. A link back to this folder or above it, or to a folder another link
+    already leads into, is refused as a loop; links inside the targets follow the usual
+    rules, each target being the folder they may not leave."""
+    try:
+        entries = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+    except OSError:
+        return None
+    if not entries or not all(p.is_symlink() for p in entries):
+        return None
+    here = root.resolve()
+    found: list[Path] = []
+    refused: list[tuple[Path, str]] = []
+    seen: list[Path] = []
+    for link in entries:
+        try:
+            target = link.resolve(strict=True)
+        except (OSError, RuntimeError):  # broken (ignored, like any broken link) or a loop
+            if link.exists() or not os.path.lexists(link):
+                continue
+            refused.append((link, "refused: a link that loops"))
+            continue
+        if here.is_relative_to(target) or any(
+            target.is_relative_to(t) or t.is_relative_to(target) for t in seen
+        ):
+            refused.append((link, "refused: a link that loops (to a folder read already)"))
+            continue
+        seen.append(target)
+        if target.is_file():
+            found.append(link)
+        elif target.is_dir():
+            more, more_refused = _walk(link)
+            found.extend(more)
+            refused.extend(more_refused)
+        else:
+            refused.append((link, "skipped: not a regular file"))
     return found, refused
 
 

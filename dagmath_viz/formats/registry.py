@@ -132,6 +132,23 @@ TRAJECTORY_FILES = f"{', '.join(TRAJECTORY_SUFFIXES[:-1])} or {TRAJECTORY_SUFFIX
 DOCUMENT_PLACES = ("line", "row")
 ITEM_PLACE = "item"
 _FALLBACK = FORMATS[-1]
+#: What a data source is searched for, in words (an empty source says it): every format
+#: of trajectories by name, and the rules of the folder walk (formats/discovery.py).
+_LOOKS_LIKE = {
+    "official": f"<model>/<dataset>/{official.file_name('<id>')}",
+    "gold": "<dataset>/problem_<id>.json",
+    "thought-anchors": "<model>/<kind>/problem_<id>/chunks_labeled.json",
+}
+LOOKED_FOR = (
+    f"{TRAJECTORY_FILES} files in any of these formats: "
+    + ", ".join(
+        f"{f.name} ({_LOOKS_LIKE[f.name]})" if f.name in _LOOKS_LIKE else f.name
+        for f in FORMATS
+        if f.kind == "trajectories"
+    )
+    + "; names starting with a dot are skipped, and links leading out of a folder are not"
+    " followed"
+)
 
 
 def format_of(path: Path) -> Format | None:

@@ -22,7 +22,7 @@ from tests.app.browser import (
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["", "table", "trajectory", "compare", "distributions", "dead_ends", "efficiency"]
+PAGES = ["", "trajectories", "trajectory", "compare", "distributions", "dead_ends", "efficiency"]
 PWN = "window.top.__pwned=1;parent.__pwned=1;alert(1)"
 HOSTILE = [
     f'<img src=x onerror="{PWN}">',

@@ -20,7 +20,7 @@ from tests.app.browser import REPO_ROOT, wait_for_app
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["", "/trajectory", "/compare", "/distributions", "/dead_ends", "/table"]
+PAGES = ["", "/trajectory", "/compare", "/distributions", "/dead_ends", "/trajectories"]
 
 
 def _sample(sample_id, answer: str = "6") -> dict:

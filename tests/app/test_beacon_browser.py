@@ -17,7 +17,7 @@ from tests.app.browser import REPO_ROOT, save_screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["", "table", "trajectory", "compare", "distributions", "dead_ends", "efficiency"]
+PAGES = ["", "trajectories", "trajectory", "compare", "distributions", "dead_ends", "efficiency"]
 BEACON_HOST = "127.0.0.2"
 
 

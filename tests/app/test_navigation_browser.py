@@ -47,7 +47,7 @@ def test_problem_box_follows_a_dataset_change(app_page, app_url):
 
 
 def test_a_table_row_opens_its_trajectory(app_page, app_url):
-    _open(app_page, f"{app_url}/table")
+    _open(app_page, f"{app_url}/trajectories")
     grid = app_page.locator("[data-testid=stDataFrame]").last  # after the problems panel
     grid.scroll_into_view_if_needed()
     save_screenshot(app_page, "nav_table", full_page=False)
@@ -99,7 +99,7 @@ def test_a_leaderboard_row_lists_its_trajectories(app_page, app_url):
     _open(app_page, app_url)
     grid = app_page.locator("[data-testid=stDataFrame]").nth(1)  # after the problems panel
     _click_first_row(app_page, grid)
-    app_page.wait_for_function("() => location.pathname.endsWith('/table')")
+    app_page.wait_for_function("() => location.pathname.endsWith('/trajectories')")
     wait_for_app(app_page)
     model_filter = app_page.locator("[data-testid=stMultiSelect]").filter(has_text="Model").first
     assert "gsm-bfs" in model_filter.inner_text()  # the leaderboard's first row

@@ -129,9 +129,12 @@ def test_trajectory_picking_a_problem_shows_its_numbers(monkeypatch, shared_data
     assert metrics["Steps / edges"] == "38 / 65"
     assert metrics["Dead ends"] == "0"
     assert any("-badge[perfect]" in m.value for m in at.markdown)
-    at.button[1].click().run()  # "Next ▶" wraps around to problem 1
-    assert choice(at, "traj_problem").value == "1"
-    assert {m.label: m.value for m in at.metric}["Steps / edges"].startswith("22 / 30")
+    # problem 4 is the last: "Next ▶" is off (no silent wrap-around), "◀ Prev" goes to 3
+    prev, nxt = at.button[0], at.button[1]
+    assert nxt.label == "Next ▶" and nxt.disabled and not prev.disabled
+    prev.click().run()
+    assert choice(at, "traj_problem").value == "3"
+    assert not at.button[1].disabled
 
 
 def test_trajectory_shows_gold_coverage_beside_gold_files(monkeypatch, shared_data):

@@ -156,3 +156,42 @@ def test_a_stop_mid_load_leaves_at_once(monkeypatch):
         release.set()
         thread.join()
     assert left == [0, 3]
+
+
+# -- several sources at once (issue 34 item 8) -------------------------------------------
+
+
+def test_two_data_sources_show_the_models_of_both(monkeypatch, tmp_path):
+    import os
+
+    a = write_logcount(tmp_path / "a", {"model-a": ["perfect", "wrong"]}).resolve()
+    b = write_logcount(tmp_path / "b", {"model-b": ["imperfect"]}).resolve()
+    source_id, paths, label = common.path_source([str(a), str(b), str(a)])
+    assert paths == (str(a), str(b))  # each named once, in the order given
+    label, load = common.preload(["--data", str(a), "--data", str(b)])
+    corpus = load.wait()
+    # model-a's two walks and model-b's one, each source with its own answer key (300)
+    assert sorted(corpus.scored["model"]) == ["model-a", "model-a", "model-b"]
+    at = app_on(monkeypatch, f"{a}{os.pathsep}{b}")  # DAGMATH_DATA holds both
+    assert not at.exception
+    assert at.session_state["_corpus"] is corpus  # the same source, the same load
+    assert at.sidebar.radio[0].options[0] == "a + b (--data)"  # both, by folder name
+
+
+def test_dagmath_app_passes_every_data_path(tmp_path):
+    from dagmath_viz.cli.app import app_command
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    command = app_command(argparse.Namespace(extra=[], data=[str(a), str(b)], answers=None))
+    assert command[command.index("--") + 1 :] == ["--data", str(a), "--data", str(b)]
+
+
+def test_an_empty_source_says_what_it_looked_for_and_found(monkeypatch, tmp_path):
+    (tmp_path / "empty" / "notes").mkdir(parents=True)
+    (tmp_path / "empty" / "notes" / "readme.txt").write_text("hello")
+    at = app_on(monkeypatch, tmp_path / "empty")
+    assert not at.exception
+    text = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "No trajectories in" in text and "found 0 data files" in text
+    assert "problem_<id>_all_samples.json" in text and "chunks_labeled.json" in text

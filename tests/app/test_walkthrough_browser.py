@@ -66,7 +66,7 @@ def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser
     page_events.attach(page)
     try:
         # (a) The table, wrong answers only, sorted by steps (its default): the first row.
-        page.goto(f"{url}/table")
+        page.goto(f"{url}/trajectories")
         wait_for_app(page)
         page.locator("[data-testid=stMultiSelect]").filter(has_text="Final answer").click()
         page.get_by_role("option", name="wrong").click()

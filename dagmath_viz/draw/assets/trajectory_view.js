@@ -22,6 +22,7 @@
     if (!e.bad) { children[e.from].push(e.to); parentsOf[e.to].push(e.from); }
   }
   const answerPath = new Set(data.answer_path);
+  const hitSet = new Set(view.find_hits || []);
   const deadEnds = nodes.filter((n) => n.kind === "dead_end").map((n) => n.id);
 
   const state = {
@@ -37,13 +38,49 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function lay() { return data.layouts[state.layout + (state.prune ? "_pruned" : "")]; }
+  // Reading order: rows narrowed to the pane, so that no box is clipped at the initial
+  // zoom. Arcs run in the margin on the left, so a narrower row meets every edge it did.
+  const MIN_ROW = 220;
+  const fitted = {};
+  function lay() {
+    const L = data.layouts[state.layout + (state.prune ? "_pruned" : "")];
+    if (L.kind !== "reading" || !pane.clientWidth) return L;
+    const left = Math.min(...L.boxes.filter((b) => b).map((b) => b[0]), L.width);
+    const room = Math.floor(pane.clientWidth / (view.scale || 1)) - 2 * M - 2;
+    const w = Math.max(left + MIN_ROW, Math.min(L.width, room));
+    if (w >= L.width) return L;
+    const key = state.layout + state.prune + w;
+    if (!fitted[key]) {
+      fitted[key] = Object.assign({}, L, {width: w,
+        boxes: L.boxes.map((b) => b && [b[0], b[1], w - b[0], b[3]])});
+    }
+    return fitted[key];
+  }
+
+  // On the Trajectory page the view takes the window's height below what is above it (the
+  // frame is same-origin), so graph and list are both on screen on arrival, each with its
+  // own scroll; if too little is left below, it takes the window and the page scrolls once.
+  function fitWindow() {
+    if (!view.fit_window) return;
+    try {
+      const frame = window.frameElement;
+      if (!frame) return;
+      const win = frame.ownerDocument.defaultView;
+      const top = frame.getBoundingClientRect().top + win.scrollY;
+      let h = win.innerHeight - top - 12;
+      if (h < view.min_height) h = win.innerHeight - 24;
+      h = Math.round(Math.max(view.min_height, Math.min(h, view.max_height)));
+      frame.style.height = h + "px";
+      root.style.height = h + "px";
+    } catch (err) { /* another origin: keep the height given */ }
+  }
 
   // -- drawing ------------------------------------------------------------------------------
   function snippet(node, box) {
-    if (!node.text) return "";
+    const text = node.snippet || node.text;  // formulas as readable text, not TeX source
+    if (!text) return "";
     const room = Math.floor((box[2] - 14 - 9 * node.label.length) / 7);
-    const line = node.text.replace(/\s+/g, " ").trim();
+    const line = text.replace(/\s+/g, " ").trim();
     return line.length > room ? line.slice(0, Math.max(room - 1, 0)) + "…" : line;
   }
 
@@ -78,7 +115,8 @@
       const b = L.boxes[i];
       if (b === null) return null;
       const [fill, stroke] = data.colors[n.kind];
-      const g = el("svg:g", {class: "dm-node k-" + n.kind, "data-id": String(n.id)});
+      const g = el("svg:g", {class: "dm-node k-" + n.kind + (hitSet.has(n.id) ? " dm-hit" : ""),
+        "data-id": String(n.id)});
       const r = el("svg:rect", {x: b[0], y: b[1], width: b[2], height: b[3], rx: 4,
         fill: fill, stroke: n.fault ? "#d62728" : stroke,
         "stroke-width": n.fault ? 3.5 : (n.kind.startsWith("final") ? 2.5 : 1.2)});
@@ -138,7 +176,7 @@
   }
   function initialScale() {
     if (view.scale) return view.scale;
-    if (lay().kind === "reading") return Math.min(1, Math.max(fitWidth(), 0.85));
+    if (lay().kind === "reading") return Math.min(1, fitWidth());
     return Math.min(1.25, Math.max(fitScale(), 0.8));
   }
   function fitWidth() { return pane.clientWidth / (lay().width + 2 * M); }
@@ -240,13 +278,47 @@
     const top = s.getBoundingClientRect().top - list.getBoundingClientRect().top;
     list.scrollTop += top - Math.min(list.clientHeight / 4, 80);
   }
+  // -- the address: the selected step is in the app's URL (step=<id>), so a link shares it.
+  // The frame is same-origin; replaceState changes the address without a reload or a new
+  // history entry (Back still leaves the page).
+  function appWindow() {
+    try {
+      const frame = window.frameElement;
+      return frame ? frame.ownerDocument.defaultView : null;
+    } catch (err) { return null; }
+  }
+  function stepLink(id) {
+    const win = appWindow();
+    if (!win) return null;
+    const url = new URL(win.location.href);
+    if (id === null || nodes[id].position < 0) url.searchParams.delete("step");
+    else url.searchParams.set("step", nodes[id].sid);
+    return url;
+  }
+  function putStepInAddress(id) {
+    if (!view.link_steps) return;
+    const win = appWindow(), url = stepLink(id);
+    if (!win || !url || url.href === win.location.href) return;
+    try { win.history.replaceState(win.history.state, "", url.href); } catch (err) { /* */ }
+  }
   function select(id, opts) {
     state.selected = id;
+    putStepInAddress(id);
     if (state.prune && lay().boxes[id] === null) { state.prune = false; syncToggles(); draw(); }
     restyle();
     drawStrip();
     if (opts && opts.centre) centreOn(id);
     if (opts && opts.list) showStep(id);
+  }
+
+  // -- find: the steps that match the search the trajectory was opened from ---------------
+  const hits = view.find_hits || [];
+  let hitAt = -1;
+  function findNext(delta) {
+    if (!hits.length) return;
+    hitAt = (hitAt + delta + hits.length) % hits.length;
+    select(hits[hitAt], {centre: true, list: true});
+    findLabel.textContent = "“" + view.find + "”: " + (hitAt + 1) + " of " + hits.length;
   }
 
   // -- tooltip ------------------------------------------------------------------------------
@@ -313,6 +385,38 @@
       "Highlight the selected step's ancestors and descendants"),
   };
   function syncToggles() { for (const k in toggles) toggles[k].checked = state[k]; }
+  if (view.link_steps) {
+    const copy = button("Copy link", "Copy a link to this trajectory at the selected step",
+      () => {
+        const url = stepLink(state.selected);
+        if (!url) return;
+        const done = () => { copy.textContent = "Link copied"; copied.value = url.href;
+          setTimeout(() => { copy.textContent = "Copy link"; }, 1500); };
+        const win = appWindow();
+        const clip = win && win.navigator.clipboard;
+        if (clip) clip.writeText(url.href).then(done, () => showLink(url.href));
+        else showLink(url.href);
+      });
+    copy.dataset.act = "copy-link";
+    // Where the clipboard is refused, the link is shown selected, to copy by hand.
+    const copied = el("input", {type: "text", readonly: "", class: "dm-link dm-off",
+      "aria-label": "link to this step"});
+    bar.appendChild(copied);
+    function showLink(href) {
+      copied.value = href; copied.classList.remove("dm-off"); copied.focus(); copied.select();
+    }
+  }
+  let findLabel = null;
+  if (hits.length || view.find) {
+    sep();
+    findLabel = el("span", {class: "dm-find"}, "“" + view.find + "”: " +
+      (hits.length ? hits.length + " steps" : "in no step (only the problem, or the thinking)"));
+    bar.appendChild(findLabel);
+    if (hits.length) {
+      button("◀", "Previous matching step", () => findNext(-1)).dataset.act = "find-prev";
+      button("▶", "Next matching step", () => findNext(1)).dataset.act = "find-next";
+    }
+  }
   const dead = el("div", {id: "dm-dead"});
   dead.appendChild(el("span", {}, "Dead ends (" + deadEnds.length + ")" +
     (deadEnds.length ? ":" : "")));
@@ -328,14 +432,48 @@
   // -- step list ----------------------------------------------------------------------------
   const BADGE = {dead_end: "dead end", final_correct: "final · correct",
     final_incorrect: "final · incorrect", final: "final"};
+  // -- math: typeset with the KaTeX the page carries (window.dmKatex), as MathML, when a step
+  // scrolls into view. KaTeX builds DOM nodes itself (trust off: no \href, no \html*);
+  // a formula it cannot parse shows as written.
+  const katex = window.dmKatex || null;
+  const KATEX_OPTIONS = {throwOnError: false, trust: false, output: "mathml", strict: "ignore",
+    maxExpand: 300, maxSize: 30};
+  function putMath(box, segments, raw) {
+    if (!katex || !segments) { box.textContent = raw; return; }
+    box.textContent = "";
+    for (const [kind, piece] of segments) {
+      if (kind === 0) { box.appendChild(document.createTextNode(piece)); continue; }
+      const span = el("span", {class: kind === 2 ? "dm-math dm-display" : "dm-math"});
+      try {
+        katex.render(piece, span, Object.assign({displayMode: kind === 2}, KATEX_OPTIONS));
+      } catch (err) {
+        span.textContent = (kind === 2 ? "\\[" : "\\(") + piece + (kind === 2 ? "\\]" : "\\)");
+      }
+      box.appendChild(span);
+    }
+    box.dataset.typeset = "1";
+  }
+  const pendingMath = new Map();  // step element -> function that typesets it
+  const mathObserver = (katex && "IntersectionObserver" in window)
+    ? new IntersectionObserver((entries) => {
+      for (const en of entries) {
+        if (!en.isIntersecting) continue;
+        const run = pendingMath.get(en.target);
+        if (run) { run(); pendingMath.delete(en.target); }
+        mathObserver.unobserve(en.target);
+      }
+    }, {root: list, rootMargin: "400px 0px"}) : null;
+
   function buildList() {
     if (!view.show_steps) { list.classList.add("dm-off"); return; }
-    list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · text as written " +
-      "(LaTeX source) · click a step to find it in the graph"));
+    const hasMath = nodes.some((n) => n.math || n.why_math);
+    list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · " +
+      (hasMath && katex ? "math typeset" : "text as written (LaTeX source)") +
+      " · click a step to find it in the graph"));
     stepEls = nodes.map((n) => {
       if (n.position < 0) return null;
-      const s = el("div", {class: "dm-step k-" + n.kind, role: "listitem",
-        "data-id": String(n.id)});
+      const s = el("div", {class: "dm-step k-" + n.kind + (hitSet.has(n.id) ? " dm-hit" : ""),
+        role: "listitem", "data-id": String(n.id)});
       const head = el("div", {class: "dm-sh"});
       head.appendChild(el("b", {}, n.label));
       head.appendChild(document.createTextNode("← " + (n.parents.length
@@ -345,13 +483,23 @@
       if (n.fault) head.appendChild(el("span", {class: "dm-badge b-fault"}, "fault"));
       for (const t of n.tags) head.appendChild(el("span", {class: "dm-badge b-tag"}, t));
       s.appendChild(head);
-      s.appendChild(el("div", {class: "dm-text"}, n.text));
+      const textBox = el("div", {class: "dm-text"}, n.text);
+      s.appendChild(textBox);
       for (const f of n.faults) s.appendChild(el("div", {class: "dm-fault"}, "fault: " + f));
+      let whyBox = null;
       if (n.why) {
         const d = el("details");
         d.appendChild(el("summary", {}, "why"));
-        d.appendChild(el("div", {}, n.why));
+        whyBox = el("div", {}, n.why);
+        d.appendChild(whyBox);
         s.appendChild(d);
+      }
+      if (mathObserver && (n.math || n.why_math)) {
+        pendingMath.set(s, () => {
+          if (n.math) putMath(textBox, n.math, n.text);
+          if (n.why_math && whyBox) putMath(whyBox, n.why_math, n.why);
+        });
+        mathObserver.observe(s);
       }
       s.addEventListener("click", (ev) => {
         if (ev.target.closest("details")) return;
@@ -376,17 +524,34 @@
   });
   window.addEventListener("mouseup", () => { drag = null; pane.classList.remove("dm-dragging"); });
 
+  fitWindow();
   buildList();
   draw();
   setScale(initialScale(), false);
   if (view.selected !== null && view.selected !== undefined) {
     select(view.selected, {centre: true, list: true});
-    // A step= link points at this view: bring it into the app's window (same origin).
+    hitAt = hits.indexOf(view.selected);
+    if (hitAt >= 0) findLabel.textContent = "“" + view.find + "”: " + (hitAt + 1) + " of " +
+      hits.length;
+    // A step= link points at this view: bring it into the app's window (same origin),
+    // unless it is whole on screen already (a view fitted to the window is).
     try {
-      if (window.frameElement) window.frameElement.scrollIntoView({block: "start"});
+      const frame = window.frameElement;
+      const r = frame && frame.getBoundingClientRect();
+      const win = appWindow();
+      if (frame && (r.top < 0 || r.bottom > win.innerHeight + 1)) {
+        frame.scrollIntoView({block: "start"});
+      }
     } catch (err) { /* not embedded, or another origin: nothing to scroll */ }
   }
-  window.addEventListener("resize", () => { drawStrip(); updateViewMark(); });
+  let lastWidth = pane.clientWidth;
+  window.addEventListener("resize", () => {
+    if (pane.clientWidth !== lastWidth && lay().kind === "reading") {
+      lastWidth = pane.clientWidth;
+      draw();
+    }
+    drawStrip(); updateViewMark();
+  });
 
   // -- keyboard: j or → the next step, k or ← the previous one (steps in order) ------------
   function stepBy(delta) {
