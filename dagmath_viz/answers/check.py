@@ -647,6 +647,7 @@ class Verdict:
 
     @property
     def settled(self) -> bool:
-        """True when the verdict is about the answers (equal, verified, different), False
+        """True when the verdict is about the answers (equal, verified, different, or the
+        source's own grade), False
         for a timeout or an error, which depend on the machine: those are never cached."""
-        return self.reason in ("equal", "verified", "different")
+        return self.reason in ("equal", "verified", "different", "source")
