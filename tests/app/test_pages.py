@@ -23,7 +23,7 @@ from tests.logcount import write_logcount
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = [
     "pages/overview.py",
-    "pages/table.py",
+    "pages/trajectories.py",
     "pages/trajectory.py",
     "pages/compare.py",
     "pages/distributions.py",
