@@ -374,12 +374,18 @@ def summarise(
         for code, (key, part) in enumerate(grouped):
             key = key if isinstance(key, tuple) else (key,)
             pp = pp_by_code.get(code, empty)
-            row = dict(zip(by, key, strict=True))
+            row = {col: _key_value(v) for col, v in zip(by, key, strict=True)}
             row.update(_group_metrics(part, pp, n_boot, seed, cohorts))
             results.append(row)
         return results
     results.append(_group_metrics(df, per_problem(df), n_boot, seed, cohorts))
     return results
+
+
+def _key_value(value):
+    """A group's key as plain data: a missing one (``pd.NA`` of an ``Int64`` column such as
+    ``difficulty_group``, or NaN) is None, which JSON writers and ``==`` understand."""
+    return None if pd.api.types.is_scalar(value) and pd.isna(value) else value
 
 
 def _mean(series: pd.Series) -> float | None:

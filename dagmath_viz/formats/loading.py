@@ -44,6 +44,7 @@ __all__ = [
     "LoadResult",
     "discover",
     "file_context",
+    "is_logic_program_file",
     "is_scored",
     "layout_of",
     "load_answer_key",
@@ -413,6 +414,8 @@ def _read_records(path: Path) -> FileLoad:
         documents = list(jsonio.documents(path, data))
     except InputError as exc:
         return FileLoad([], [], [LoadIssue(str(path), "file", str(exc))])
+    if is_logic_program_file([doc for _where, doc in documents]):
+        return FileLoad([], [], [_logic_program_file(path)])
     if _unrecognised(documents):
         return FileLoad([], [], [_not_a_trajectory_file(path)])
     ctx = file_context(path)
@@ -460,6 +463,9 @@ def _read_records(path: Path) -> FileLoad:
 #: Fields of which a trajectory record has at least one (a file of objects with none of
 #: them is some other JSON: a config, a problem statement, a chunk list).
 RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
+#: Fields of the logic-program problem and proof records (``dagmath gsm generate|solve``),
+#: which carry a ``problem_id`` but are no trajectories.
+LOGIC_MARKERS = frozenset({"axioms", "theorems"})
 
 
 def _unrecognised(documents: list[jsonio.Document]) -> bool:
@@ -472,6 +478,22 @@ def _unrecognised(documents: list[jsonio.Document]) -> bool:
             return False
         objects.extend(items)
     return bool(objects) and not any(RECORD_MARKERS & item.keys() for item in objects)
+
+
+def is_logic_program_file(documents: list) -> bool:
+    """True when every record is a logic-program problem or proof (``axioms`` or
+    ``theorems``, no ``steps``): the other lens's data, as in ``sample_data/gsm/``."""
+    items = [i for d in documents for i in (d if isinstance(d, list) else [d])]
+    return bool(items) and all(
+        isinstance(i, dict) and LOGIC_MARKERS & i.keys() and "steps" not in i for i in items
+    )
+
+
+def _logic_program_file(path: Path) -> LoadIssue:
+    """Only a warning: nothing of a trajectory is lost, so scoring a folder that holds
+    both lenses' data (``sample_data/``) is complete."""
+    note = "skipped: logic-program records (read by dagmath gsm and the Efficiency page)"
+    return LoadIssue(str(path), "", note, "warning")
 
 
 def _not_a_trajectory_file(path: Path) -> LoadIssue:

@@ -77,7 +77,7 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
         return None  # loading reports it
     if type(doc) is not list:
         return None
-    if any(loading.is_scored(r) for r in doc):
+    if any(loading.is_scored(r) for r in doc) or loading.is_logic_program_file([doc]):
         return None
     if doc and not any(type(r) is dict and loading.RECORD_MARKERS & r.keys() for r in doc):
         if all(type(r) is dict for r in doc):
