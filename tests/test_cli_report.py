@@ -63,3 +63,24 @@ def test_by_difficulty_group_json_on_the_shared_sources(capsys, shared_data: Pat
         (5, 10, 20)
     ]
     assert rows[0]["pass_at_1"] == 0.5
+
+
+def test_no_intervals_and_the_deprecated_bootstrap_name(capsys) -> None:
+    runs = SAMPLE / "runs" / "sim-focus-2.4"
+    code, rows, err = report_json(capsys, runs, "--no-intervals")
+    assert code == 0 and all("r_hat_ci" not in r for r in rows) and "deprecated" not in err
+    code = main(["report", str(runs), "--format", "json", "--bootstrap", "0"])
+    out, err = capsys.readouterr()
+    assert code == 0 and json.loads(out) == rows
+    assert "warning: --bootstrap N is deprecated; use --intervals or --no-intervals" in err
+    code, with_ci, _ = report_json(capsys, runs)
+    assert all(0.0 <= r["r_hat_ci"][0] < r["r_hat_ci"][1] <= 1.0 for r in with_ci)
+
+
+def test_pooled_groups_flag_few_problems(capsys) -> None:
+    # --by difficulty_group pools the six simulated models: a group of 7 problems has
+    # 42 model x problem rows, but it rests on 7 problems.
+    code, rows, _ = report_json(capsys, SAMPLE / "runs", "--by", "difficulty_group")
+    assert code == 0
+    assert [r["small_sample"] for r in rows] == [r["n_problems"] < 20 for r in rows]
+    assert any(r["small_sample"] for r in rows)

@@ -24,6 +24,7 @@ from dagmath_viz.cli.common import (
     natural,
     pipeline,
     printable,
+    say,
     stdin_paths,
 )
 from dagmath_viz.cli.score import partial, report_issues
@@ -62,14 +63,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=("table", "csv", "json"), default="table", help="output format"
     )
     report.add_argument(
+        "--intervals",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="95%% intervals over problems (README, Definitions: Hall's skew-corrected t "
+        "joined with a Wilson score interval; not a bootstrap)",
+    )
+    report.add_argument(
         "--bootstrap",
         type=natural,
-        default=1000,
+        default=None,
         metavar="N",
-        help="0 turns the 95%% intervals off; any other value keeps them (they are "
-        "Hall's skew-corrected t intervals over problems, not a bootstrap)",
+        help="deprecated (it named a bootstrap that is no longer one): 0 is --no-intervals, "
+        "any other N --intervals",
     )
     report.set_defaults(func=run_report)
+
+
+def _intervals(args: argparse.Namespace) -> int:
+    """1 with intervals, 0 without: what ``n_boot`` means to the tables now."""
+    if args.bootstrap is None:
+        return int(args.intervals)
+    say("dagmath: warning: --bootstrap N is deprecated; use --intervals or --no-intervals")
+    return int(args.bootstrap > 0)
 
 
 def _scored_frame(paths: list[str], answers: str | None, names):
@@ -91,6 +107,7 @@ def run_report(args: argparse.Namespace) -> int:
     from dagmath_viz.schema import DagMathError
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
+    n_boot = _intervals(args)
     with stdin_paths(args.paths) as (paths, names):
         df, lost = _scored_frame(paths, args.answers, names)
     try:  # adds derived columns (difficulty_group); refuses unknown ones
@@ -99,12 +116,12 @@ def run_report(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     done = EXIT_PARTIAL if lost else EXIT_OK
     if args.format == "json" and args.table == "leaderboard":
-        rows = summarise(df, by=by, n_boot=args.bootstrap)
+        rows = summarise(df, by=by, n_boot=n_boot)
         data = orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
         sys.stdout.buffer.write(json_printable(data) + b"\n")
         sys.stdout.flush()
         return done
-    table = report_table(df, args.table, by, n_boot=args.bootstrap)
+    table = report_table(df, args.table, by, n_boot=n_boot)
     if args.format == "json":
         text = table.to_json(orient="records", indent=2) + "\n"
         sys.stdout.buffer.write(json_printable(text.encode("utf-8")))
