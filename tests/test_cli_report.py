@@ -3,12 +3,15 @@ the folder that holds both lenses, the paper's Table 1, the interval option's na
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from dagmath_viz.cli import main
+from dagmath_viz.schema import COHORTS
 
 REPO = Path(__file__).parents[1]
 SAMPLE = REPO / "sample_data"
@@ -16,6 +19,7 @@ SAMPLE = REPO / "sample_data"
 #: sample in each of 6 files; the GSM set: 4 strategies x 26 problems, one proof each.
 SIM_TRAJECTORIES = 6 * 60 * 12 + 6
 GSM_TRAJECTORIES = 4 * 26
+TABLE1_STATS = ["n_nodes", "n_edges", "density_percent", "max_in_degree", "max_out_degree"]
 
 
 def report_json(capsys, *args: str | Path) -> tuple[int, list[dict], str]:
@@ -84,3 +88,43 @@ def test_pooled_groups_flag_few_problems(capsys) -> None:
     assert code == 0
     assert [r["small_sample"] for r in rows] == [r["n_problems"] < 20 for r in rows]
     assert any(r["small_sample"] for r in rows)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_table1_on_the_fewshot_solutions(capsys, shared_data: Path, fmt: str) -> None:
+    # Hand counts of the four solutions (tests/test_scoring.py FEWSHOT_STATS): N 22, 26, 25,
+    # 38; E 30, 34, 36, 65; density 60/462, 68/650, 72/600, 130/1406; max in 4, 4, 3, 6;
+    # max out 3, 3, 4, 5. All four are perfect, so All = Correct = Perfect, Incorrect empty.
+    code = main(["report", str(shared_data), "--table", "table1", "--format", fmt, "-q"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert list(rows[0]) == ["model", "dataset", "cohort", "n", *TABLE1_STATS]
+    else:
+        rows = json.loads(out)
+    assert [(r["model"], r["cohort"]) for r in rows] == [
+        (m, c) for m in ("dagmath-authors-fewshot", "gold") for c in COHORTS
+    ]
+    density = 100 * (60 / 462 + 68 / 650 + 72 / 600 + 130 / 1406) / 4
+    for r in rows:
+        if r["cohort"] == "Incorrect":
+            assert int(r["n"]) == 0 and r["n_nodes"] in ("", None)
+            continue
+        assert int(r["n"]) == 4
+        values = [float(r[s]) for s in TABLE1_STATS]
+        assert values == pytest.approx([111 / 4, 165 / 4, density, 17 / 4, 15 / 4])
+
+
+def test_table1_as_text_prints_one_decimal_and_a_dash(capsys) -> None:
+    # gsm-shortest: every proof is the shortest one, so perfect: Incorrect is empty.
+    code = main(["report", str(SAMPLE / "runs" / "gsm-shortest"), "--table", "table1", "-q"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    header, *lines = out.splitlines()
+    assert header.split() == ["model", "dataset", "cohort", "n", *TABLE1_STATS]
+    incorrect = next(line for line in lines if " Incorrect " in line).split()
+    assert incorrect[3:] == ["0", "–", "–", "–", "–", "–"]
+    all_row = next(line for line in lines if " All " in line).split()
+    assert all(len(v.split(".")[1]) == 1 for v in all_row[4:])
