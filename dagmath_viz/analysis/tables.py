@@ -83,7 +83,11 @@ def leaderboard(
             )
         row.update({c: s["class_counts"][c] for c in CLASSES})
         rows.append(row)
-    return pd.DataFrame(rows)
+    board = pd.DataFrame(rows)
+    for col in by:  # an integer key with a missing group stays integer (1, not 1.0)
+        if len(board) and pd.api.types.is_integer_dtype(df[col].dtype):
+            board[col] = pd.array(board[col], dtype="Int64")
+    return board
 
 
 #: The columns :func:`leaderboard`'s numbers read (per problem and per group).
