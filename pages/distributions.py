@@ -41,7 +41,8 @@ data = grouped[grouped["model"].isin(chosen)]
 
 if has_difficulty:
     st.caption(
-        "Difficulty group k holds difficulties in (k − 1, k] (the paper's Figure 3). "
+        "Difficulty group k holds difficulties in (k − 1, k]; the paper's Figure 3 plots the "
+        "means of these statistics by difficulty group. "
         "Trajectories without a difficulty are left out of this plot."
     )
     x = "difficulty_group"

@@ -423,7 +423,9 @@ def test_usage_errors_exit_2_without_a_traceback(capsys, argv: list[str]) -> Non
 def test_help_shows_defaults(capsys) -> None:
     assert main(["report", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: model,dataset)" in text and "(default: 1000)" in text
+    assert (
+        "(default: model,dataset)" in text and "interval; not a bootstrap) (default: True)" in text
+    )
     assert "(default: table)" in text and "(default: None)" not in text
     assert main(["score", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

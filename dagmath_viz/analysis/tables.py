@@ -22,12 +22,14 @@ __all__ = [
     "correct_to_perfect_shift",
     "default_comparison",
     "format_percent",
+    "graph_stats_by_difficulty",
     "grouping_frame",
     "leaderboard",
     "model_spread",
     "report_table",
     "spread_display",
     "table1",
+    "table1_report",
     "with_difficulty_group",
 ]
 
@@ -82,7 +84,11 @@ def leaderboard(
             )
         row.update({c: s["class_counts"][c] for c in CLASSES})
         rows.append(row)
-    return pd.DataFrame(rows)
+    board = pd.DataFrame(rows)
+    for col in by:  # an integer key with a missing group stays integer (1, not 1.0)
+        if len(board) and pd.api.types.is_integer_dtype(df[col].dtype):
+            board[col] = pd.array(board[col], dtype="Int64")
+    return board
 
 
 #: The columns :func:`leaderboard`'s numbers read (per problem and per group).
@@ -100,7 +106,8 @@ def table1(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.Dat
     rows = []
     # only the columns the cells read: each group's rows are then a narrow slice
     df = df[list(dict.fromkeys([*by, "final_correct", "class", *GRAPH_STATS]))]
-    groups = df.groupby(list(by), sort=True) if by else [((), df)]
+    # dropna=False: a group with no difficulty (or no dataset) is a row, not lost
+    groups = df.groupby(list(by), sort=True, dropna=False) if by else [((), df)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
         masks = cohort_masks(part)
@@ -112,6 +119,45 @@ def table1(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.Dat
             row.update({s: (sub[s].mean() if len(sub) else float("nan")) for s in GRAPH_STATS})
             rows.append(row)
     return pd.DataFrame(rows, columns=[*by, "cohort", "n", *GRAPH_STATS])
+
+
+#: The paper's Table 1 columns as ``dagmath report --table table1`` prints them.
+TABLE1_COLUMNS = ("n_nodes", "n_edges", "density_percent", "max_in_degree", "max_out_degree")
+
+
+def table1_report(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.DataFrame:
+    """:func:`table1` with the paper's units: density in percent (``density_percent``).
+
+    One row per group × cohort (All, Incorrect, Correct, Perfect, in that order) with the
+    cohort's trajectory count ``n`` and the mean #nodes, #edges, density (%), max in-degree
+    and max out-degree; an empty cohort's means are NaN (the paper's "–").
+    """
+    out = table1(df, by=by)
+    out.insert(out.columns.get_loc("density"), "density_percent", 100.0 * out["density"])
+    return out.drop(columns="density")
+
+
+def graph_stats_by_difficulty(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """The paper's Figure 3: the mean of each graph statistic per group and difficulty group.
+
+    One row per ``by`` group × difficulty group (k holds difficulties in (k − 1, k]) with
+    ``n`` (trajectories, every cohort) and the means of the five statistics (density a
+    fraction). Rows without a difficulty are left out.
+    """
+    by = list(by)
+    grouped = with_difficulty_group(df)
+    grouped = grouped[grouped["difficulty_group"].notna()]
+    keys = [*by, "difficulty_group"]
+    columns = [*keys, "n", *GRAPH_STATS]
+    if grouped.empty:
+        return pd.DataFrame(columns=columns)
+    stats = grouped[[*keys, *GRAPH_STATS]].astype({s: float for s in GRAPH_STATS})
+    out = stats.groupby(keys, sort=True).agg(
+        n=(GRAPH_STATS[0], "size"), **{s: (s, "mean") for s in GRAPH_STATS}
+    )
+    out = out.reset_index()
+    out["difficulty_group"] = out["difficulty_group"].astype(int)
+    return out[columns]
 
 
 def class_counts_table(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.DataFrame:
@@ -259,7 +305,8 @@ def model_spread(
 def by_difficulty(
     df: pd.DataFrame, by: Sequence[str] = ("model", "difficulty_group")
 ) -> pd.DataFrame:
-    """PASS@1, R̂, Δ and AUC per model and difficulty group (the paper's Figure 3).
+    """PASS@1, R̂, Δ and AUC per model and difficulty group (the rates by difficulty; the
+    paper's Figure 3 is the graph statistics, :func:`graph_stats_by_difficulty`).
 
     Group k holds difficulties in (k − 1, k] (DEFINITIONS.md §3); rows without a difficulty
     are left out. The leaderboard's columns, intervals off.
@@ -344,13 +391,14 @@ def correct_to_perfect_shift(
 
 
 #: What ``dagmath report --table`` can print.
-REPORT_TABLES = ("leaderboard", "spread", "closeness", "shift")
+REPORT_TABLES = ("leaderboard", "table1", "spread", "closeness", "shift")
 
 
 def report_table(df: pd.DataFrame, table: str, by: Sequence[str], n_boot: int = 0) -> pd.DataFrame:
     """The table ``dagmath report --table NAME --by COLS`` prints (CSV/text).
 
-    ``leaderboard`` groups by ``by``; ``spread`` is :func:`model_spread` within ``by``
+    ``leaderboard`` groups by ``by``; ``table1`` is :func:`table1_report` by ``by``;
+    ``spread`` is :func:`model_spread` within ``by``
     minus ``model``; ``closeness`` is :func:`closeness_accuracy` by ``by``; ``shift`` is
     :func:`correct_to_perfect_shift` by ``by``.
 
@@ -364,6 +412,8 @@ def report_table(df: pd.DataFrame, table: str, by: Sequence[str], n_boot: int = 
     df = grouping_frame(df, by)
     if table == "leaderboard":
         return leaderboard(df, by=by, n_boot=n_boot)
+    if table == "table1":
+        return table1_report(df, by=by)
     if table == "spread":
         return model_spread(df, within=[c for c in by if c != "model"])
     if table == "closeness":

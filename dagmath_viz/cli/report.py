@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import math
 import os
 import sys
 
@@ -25,6 +26,7 @@ from dagmath_viz.cli.common import (
     add_map_option,
     natural,
     pipeline,
+    say,
     stdin_paths,
 )
 from dagmath_viz.cli.score import partial, report_issues
@@ -34,6 +36,8 @@ from dagmath_viz.text import json_printable, printable
 __all__ = ["register", "run_report"]
 
 RATE_COLUMNS = {"pass_at_1", "r_hat", "gap", "auc", "accuracy"}
+#: Table 1's mean statistics (``--table table1``), shown with one decimal.
+GRAPH_MEANS = {"n_nodes", "n_edges", "density_percent", "max_in_degree", "max_out_degree"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,9 +60,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     report.add_argument(
         "--table",
-        choices=("leaderboard", "spread", "closeness", "shift"),
+        choices=("leaderboard", "table1", "spread", "closeness", "shift"),
         default="leaderboard",
-        help="leaderboard; spread: across-model std of PASS@1, R-hat, AUC within each group "
+        help="leaderboard; table1: the paper's Table 1, per group and cohort (All, "
+        "Incorrect, Correct, Perfect) the mean #nodes, #edges, density %%, max in-degree and "
+        "max out-degree; spread: across-model std of PASS@1, R-hat, AUC within each group "
         "(Table 2's Std row); closeness: accuracy by closeness bin; shift: Appendix F's "
         "Correct -> Perfect shift of each graph statistic, with the gap",
     )
@@ -66,14 +72,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=("table", "csv", "json"), default="table", help="output format"
     )
     report.add_argument(
+        "--intervals",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="95%% intervals over problems (README, Definitions: Hall's skew-corrected t "
+        "joined with a Wilson score interval; not a bootstrap)",
+    )
+    report.add_argument(
         "--bootstrap",
         type=natural,
-        default=1000,
+        default=None,
         metavar="N",
-        help="0 turns the 95%% intervals off; any other value keeps them (they are "
-        "Hall's skew-corrected t intervals over problems, not a bootstrap)",
+        help="deprecated (it named a bootstrap that is no longer one): 0 is --no-intervals, "
+        "any other N --intervals",
     )
     report.set_defaults(func=run_report)
+
+
+def _intervals(args: argparse.Namespace) -> int:
+    """1 with intervals, 0 without: what ``n_boot`` means to the tables now."""
+    if args.bootstrap is None:
+        return int(args.intervals)
+    say("dagmath: warning: --bootstrap N is deprecated; use --intervals or --no-intervals")
+    return int(args.bootstrap > 0)
 
 
 def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
@@ -100,6 +121,7 @@ def run_report(args: argparse.Namespace) -> int:
     from dagmath_viz.schema import DagMathError
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
+    n_boot = _intervals(args)
     with stdin_paths(args.paths) as (paths, names):
         df, lost = _scored_frame(paths, args.answers, names, args.field_map)
     try:  # adds derived columns (difficulty_group); refuses unknown ones
@@ -108,12 +130,12 @@ def run_report(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     done = EXIT_PARTIAL if lost else EXIT_OK
     if args.format == "json" and args.table == "leaderboard":
-        rows = summarise(df, by=by, n_boot=args.bootstrap)
+        rows = summarise(df, by=by, n_boot=n_boot)
         data = orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
         sys.stdout.buffer.write(json_printable(data) + b"\n")
         sys.stdout.flush()
         return done
-    table = report_table(df, args.table, by, n_boot=args.bootstrap)
+    table = report_table(df, args.table, by, n_boot=n_boot)
     if args.format == "json":
         text = table.to_json(orient="records", indent=2) + "\n"
         sys.stdout.buffer.write(json_printable(text.encode("utf-8")))
@@ -128,7 +150,9 @@ def run_report(args: argparse.Namespace) -> int:
         return done
     shown = table.copy()
     for col in shown.columns:
-        if col in RATE_COLUMNS or col.endswith(("_low", "_high", "_mean", "_std")):
+        if col in GRAPH_MEANS:  # the paper prints Table 1's means with one decimal
+            shown[col] = shown[col].map(lambda v: "–" if math.isnan(v) else f"{v:.1f}")
+        elif col in RATE_COLUMNS or col.endswith(("_low", "_high", "_mean", "_std")):
             shown[col] = shown[col].map(format_percent)
         else:  # by value, not dtype: pandas 3 keeps text in its own str dtype
             shown[col] = shown[col].map(

@@ -35,7 +35,9 @@ from dagmath_viz.text import short_repr, step_name
 __all__ = [
     "DOCUMENT",
     "LINES",
+    "LOGIC_MARKERS",
     "RECORD_MARKERS",
+    "is_logic_program_file",
     "ROWS",
     "Documents",
     "FREE_FORM",
@@ -58,6 +60,9 @@ DOCUMENT, LINES, ROWS = "document", "lines", "rows"
 #: Fields of which a trajectory record has at least one (a file of objects with none of
 #: them is some other JSON: a config, a problem statement, a chunk list).
 RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
+#: Fields of the logic-program problem and proof records (``dagmath gsm generate|solve``),
+#: which carry a ``problem_id`` but are no trajectories.
+LOGIC_MARKERS = frozenset({"axioms", "theorems"})
 #: How a file's bytes become its documents; raises :class:`InputError` (no file name) when
 #: the whole file is unreadable, yields a bad line as a document whose value is the error.
 Documents = Callable[[Path, bytes], Iterable[jsonio.Document]]
@@ -130,6 +135,8 @@ def read_records(
     del data
     if fields is not None:
         docs = [jsonio.Document(where, fields.apply_all(doc)) for where, doc in docs]
+    if is_logic_program_file([doc for _where, doc in docs]):
+        return FileLoad([], [], [_logic_program_file(path)])
     if _unrecognised(docs):
         return FileLoad([], [], [_not_a_trajectory_file(path)])
     return _read_documents(path, docs, context)
@@ -206,6 +213,22 @@ def _unrecognised(documents: list[jsonio.Document]) -> bool:
     return bool(objects) and not any(
         RECORD_MARKERS & item.keys() or is_free_form(item) for item in objects
     )
+
+
+def is_logic_program_file(documents: list) -> bool:
+    """True when every record is a logic-program problem or proof (``axioms`` or
+    ``theorems``, no ``steps``): the other lens's data, as in ``sample_data/gsm/``."""
+    items = [i for d in documents for i in (d if isinstance(d, list) else [d])]
+    return bool(items) and all(
+        isinstance(i, dict) and LOGIC_MARKERS & i.keys() and "steps" not in i for i in items
+    )
+
+
+def _logic_program_file(path: Path) -> LoadIssue:
+    """Only a warning: nothing of a trajectory is lost, so scoring a folder that holds
+    both lenses' data (``sample_data/``) is complete."""
+    note = "skipped: logic-program records (read by dagmath gsm and the Efficiency page)"
+    return LoadIssue(str(path), "", note, "warning")
 
 
 def _not_a_trajectory_file(path: Path) -> LoadIssue:
