@@ -20,6 +20,7 @@ from dagmath_viz.formats.common import (
     answer_text,
     as_read,
     difficulty,
+    domain_text,
     fault,
     file_failure,
     first_str,
@@ -285,7 +286,7 @@ def parse_record(
         problem_text=first_str(obj.get("problem_text"), obj.get("problem")) or "",
         reference_answer=reference,
         difficulty=difficulty(obj.get("difficulty")),
-        domain=first_str(obj.get("domain")),
+        domain=domain_text(obj.get("domain")),
         source=f"{ctx_file}{'[' + str(position) + ']' if not location else ':' + location}",
         load_errors=tuple(faults),
     )
