@@ -128,3 +128,22 @@ def test_table1_as_text_prints_one_decimal_and_a_dash(capsys) -> None:
     assert incorrect[3:] == ["0", "–", "–", "–", "–", "–"]
     all_row = next(line for line in lines if " All " in line).split()
     assert all(len(v.split(".")[1]) == 1 for v in all_row[4:])
+
+
+@pytest.mark.shared
+def test_the_default_table_fits_a_terminal_and_wide_keeps_every_column(capsys, shared_data):
+    # The four few-shot solutions are perfect (the shared data's README): PASS@1 = R̂ = 100 %,
+    # gap 0; four problems are fewer than the 20 the intervals want, so the row says so.
+    source = ["report", str(shared_data / "fewshot_solutions.json")]
+    source += ["--answers", str(shared_data / "answers.json"), "-q"]
+    assert main(source) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert max(map(len, out)) <= 150
+    header, row = out[0].split(), out[1]
+    assert header[:4] == ["model", "dataset", "problems", "trajectories"]
+    assert "PASS@1 % [95% CI]" in out[0] and "pass_at_1_low" not in out[0]
+    assert row.split()[2:5] == ["4", "4", "100.0"]
+    assert row.rstrip().endswith("few problems")
+    assert main([*source, "--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()[0].split()
+    assert {"pass_at_1_low", "pass_at_1_high", "n_scored", "perfect", "illegal"} <= set(wide)

@@ -46,6 +46,65 @@ def format_percent(value: float | None) -> str:
     return f"{100.0 * value:.1f}%"
 
 
+#: The leaderboard's columns a terminal shows by default (``dagmath report``; ``--wide``,
+#: CSV and JSON give every column).
+COMPACT_COLUMNS = (
+    "n_problems",
+    "n_trajectories",
+    "pass_at_1",
+    "r_hat",
+    "gap",
+    "auc",
+    "small_sample",
+)
+
+
+def compact_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard as text that fits a terminal: each rate with its 95% interval in one
+    cell (``"62.5 [41.0, 80.2]"``, percent), the group columns, the counts of problems and
+    trajectories, and ``few problems`` marked where ``small_sample`` is true.
+
+    >>> row = {"model": "m", "n_problems": 12, "n_trajectories": 24, "pass_at_1": 0.625,
+    ...        "pass_at_1_low": 0.41, "pass_at_1_high": 0.802, "small_sample": True}
+    >>> shown = compact_leaderboard(pd.DataFrame([row])).iloc[0]
+    >>> list(shown.index)
+    ['model', 'problems', 'trajectories', 'PASS@1 % [95% CI]', 'note']
+    >>> shown["PASS@1 % [95% CI]"], shown["note"]
+    ('62.5 [41.0, 80.2]', 'few problems')
+    """
+    groups = [c for c in board.columns if c not in COMPACT_COLUMNS and not _derived(c, board)]
+    out = board[groups].copy()
+    out["problems"] = board["n_problems"] if "n_problems" in board else None
+    out["trajectories"] = board["n_trajectories"] if "n_trajectories" in board else None
+    for col, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("gap", "gap"), ("auc", "AUC")):
+        if col not in board:
+            continue
+        with_ci = f"{col}_low" in board and f"{col}_high" in board
+        out[f"{name} % [95% CI]" if with_ci else f"{name} %"] = [
+            _percent_cell(board.at[i, col], board.at[i, f"{col}_low"] if with_ci else None,
+                          board.at[i, f"{col}_high"] if with_ci else None)
+            for i in board.index
+        ]  # fmt: skip
+    if "small_sample" in board:
+        out["note"] = board["small_sample"].map(lambda small: "few problems" if small else "")
+    return out.reset_index(drop=True)
+
+
+def _derived(col: str, board: pd.DataFrame) -> bool:
+    """A column computed per group (a rate's bound, a class count), not a group key."""
+    if col.endswith(("_low", "_high")) or col in {"n_scored", *CLASSES}:
+        return True
+    return col in {"pass_at_1", "r_hat", "gap", "auc"} and col in board
+
+
+def _percent_cell(value: float, low: float | None, high: float | None) -> str:
+    if value is None or pd.isna(value):
+        return MISSING
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return f"{100.0 * value:.1f}"
+    return f"{100.0 * value:.1f} [{100.0 * low:.1f}, {100.0 * high:.1f}]"
+
+
 def leaderboard(
     df: pd.DataFrame, by: Sequence[str] = ("model", "dataset"), n_boot: int = 1000, seed: int = 0
 ) -> pd.DataFrame:

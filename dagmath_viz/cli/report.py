@@ -72,6 +72,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--format", choices=("table", "csv", "json"), default="table", help="output format"
     )
     report.add_argument(
+        "--wide",
+        action="store_true",
+        help="--format table: every column of the leaderboard (by default a rate and its "
+        "interval share a cell, and the class counts are left to --wide, csv and json)",
+    )
+    report.add_argument(
         "--intervals",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -117,7 +123,12 @@ def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command; returns the exit code."""
     from dagmath_viz.analysis.metrics import summarise
-    from dagmath_viz.analysis.tables import format_percent, grouping_frame, report_table
+    from dagmath_viz.analysis.tables import (
+        compact_leaderboard,
+        format_percent,
+        grouping_frame,
+        report_table,
+    )
     from dagmath_viz.schema import DagMathError
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
@@ -149,6 +160,8 @@ def run_report(args: argparse.Namespace) -> int:
         sys.stdout.write(printable(out.getvalue()))
         return done
     shown = table.copy()
+    if args.table == "leaderboard" and not args.wide:
+        shown = compact_leaderboard(shown)
     for col in shown.columns:
         if col in GRAPH_MEANS:  # the paper prints Table 1's means with one decimal
             shown[col] = shown[col].map(lambda v: "–" if math.isnan(v) else f"{v:.1f}")
