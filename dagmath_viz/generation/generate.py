@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,13 +29,11 @@ from dagmath_viz.formats import answer_keys, official
 from dagmath_viz.generation.client import (
     Breaker,
     ChatClient,
-    RetryPolicy,
-    Sampling,
     public_url,
     run_to_completion,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import RunTotals, run_units
+from dagmath_viz.generation.progress import RunSettings, RunTotals, run_units
 from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
 from dagmath_viz.generation.store import (
     STATE_DIR,
@@ -53,29 +51,14 @@ from dagmath_viz.text import printable
 __all__ = ["GenerateConfig", "RunSummary", "check_solution", "run_generate"]
 
 
-@dataclass(frozen=True)
-class GenerateConfig:
-    """Everything a run needs. ``api_key`` is used for requests and never written."""
+@dataclass(frozen=True, kw_only=True)
+class GenerateConfig(RunSettings):
+    """A generate run: the server settings and the prompt, samples per problem."""
 
-    base_url: str
-    model: str
-    out_dir: Path
     dataset: str
     system_prompt: str
     system_prompt_source: str = "default"
     samples: int = 1
-    concurrency: int = 8
-    sampling: Sampling = field(default_factory=Sampling)
-    api_key: str | None = field(default=None, repr=False)
-    structured: bool = True
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    progress_interval: float = 10.0
-    #: check the server and the model before the first request
-    preflight: bool = True
-    #: stop after this many connection failures, or identical 4xx answers, in a row
-    stop_after: int = 8
-    #: write each failed sample's reason on the stream as it happens
-    verbose: bool = False
 
 
 @dataclass
@@ -305,10 +288,7 @@ class _Run:
         finally:
             await client.close()
             self.journal.close()
-            usage = client.usage
-            self.summary.prompt_tokens = usage.prompt_tokens
-            self.summary.completion_tokens = usage.completion_tokens
-            self.summary.requests = usage.requests
+            self.summary.add_usage(client)
             self.summary.structured_output = client.structured
             self.summary.wall_seconds = time.monotonic() - started
         self.write_failures()
