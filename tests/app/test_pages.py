@@ -310,3 +310,31 @@ def test_compare_opens_on_two_models_of_the_most_shared_dataset(monkeypatch):
     at = _run_page(_app(monkeypatch, None), "pages/compare.py")
     assert at.multiselect(key="cmp_models").value == ["sim-focus-2.4", "sim-focus-2.5"]
     assert choice(at, "cmp_dataset").value == "arith-word"
+
+
+def test_distributions_shows_figure_3_means_by_difficulty(monkeypatch, tmp_path):
+    # Two trajectories of one model: a 2-step chain at difficulty 1 and a 3-step chain at
+    # difficulty 2. Figure 3's #nodes panel: mean 2 in group 1, 3 in group 2.
+    def step(i: int, parents: list[int] | None) -> dict:
+        return {"step_id": i, "thinking": "t", "direct_dependent_steps": parents, "text": f"s{i}"}
+
+    chain2 = [step(1, None), step(2, [1])]
+    chain3 = [step(1, None), step(2, [1]), step(3, [2])]
+    folder = tmp_path / "m" / "d"
+    folder.mkdir(parents=True)
+    for pid, steps, difficulty in (("1", chain2, 1.0), ("2", chain3, 2.0)):
+        record = {"problem_id": pid, "sample_id": 0, "problem_text": "p", "steps": steps,
+                  "difficulty": difficulty}  # fmt: skip
+        (folder / f"problem_{pid}_all_samples.json").write_text(json.dumps([record]))
+    at = _app(monkeypatch, tmp_path)
+    _run_page(at, "pages/distributions.py")
+    assert any("Figure 3" in h.value for h in at.subheader)
+    figure = next(
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if "Graph statistics by difficulty" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+    )
+    # plotly express names each trace's panel in its hover text
+    nodes = next(t for t in figure["data"] if "statistic=#nodes<" in t["hovertemplate"])
+    assert _array(nodes["x"]) == [1, 2]
+    assert _array(nodes["y"]) == [2.0, 3.0]
