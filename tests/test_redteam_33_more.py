@@ -12,6 +12,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from dagmath_viz.store import uploads
 from dagmath_viz.store.uploads import UploadedFile, materialise_uploads
 
@@ -92,3 +94,59 @@ def test_item4_a_zip_within_the_folder_caps_still_lands(tmp_path):
     dest = tmp_path / "dest"
     assert materialise_uploads([UploadedFile("ok.zip", _empty_members_zip(names))], dest) == []
     assert (dest / "000_ok" / Path(deep) / "a.json").is_file()
+
+
+# ------------------------------------------------------------------ item 9: one very long line
+
+
+def test_item9_a_jsonl_line_past_the_cap_is_that_files_error_never_held(tmp_path):
+    from dagmath_viz import jsonio
+    from dagmath_viz.schema import InputError
+
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as out:  # line 2 is 3 MB; the cap 1 MB
+        out.write(json.dumps(_record("1")).encode() + b"\n")
+        out.write(b'{"x": "' + b"a" * (3 * 2**20) + b'"}\n')
+        out.write(json.dumps(_record("3")).encode() + b"\n")
+    with pytest.raises(InputError) as caught:
+        jsonio.read_lines_bytes(path, cap=2**20)
+    assert str(caught.value) == (
+        f"{path}: line 2 longer than 1048576 bytes (the cap on one JSON Lines line; "
+        "DAGMATH_MAX_LINE_BYTES sets another)"
+    )
+    # a line of exactly the cap (its newline not counted) is read
+    exact = tmp_path / "exact.jsonl"
+    exact.write_bytes(b'"' + b"a" * 198 + b'"\n')  # 200 bytes + newline
+    assert jsonio.read_lines_bytes(exact, cap=200) == exact.read_bytes()
+    with pytest.raises(InputError, match="line 1 longer than 199 bytes"):
+        jsonio.read_lines_bytes(exact, cap=199)
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "1.5", "lots", "9" * 30])
+def test_item9_the_line_cap_from_the_environment_is_checked(raw):
+    from dagmath_viz import jsonio
+    from dagmath_viz.schema import InputError
+
+    assert jsonio.max_line_bytes({}) == 64 * 2**20
+    assert jsonio.max_line_bytes({"DAGMATH_MAX_LINE_BYTES": "1048576"}) == 2**20
+    with pytest.raises(InputError, match="DAGMATH_MAX_LINE_BYTES="):
+        jsonio.max_line_bytes({"DAGMATH_MAX_LINE_BYTES": raw})
+
+
+def test_item9_score_keeps_every_good_record_beside_a_file_with_a_long_line(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "good.json").write_text(json.dumps([_record("1"), _record("2")]))
+    lines = [json.dumps(_record(str(i))) for i in (3, 4)]
+    (data / "good.jsonl").write_text("\n".join(lines) + "\n")
+    bad = data / "long.jsonl"
+    with bad.open("wb") as out:  # 3 MB on line 2, past the 1 MB cap the test sets
+        out.write(json.dumps(_record("5")).encode() + b"\n")
+        out.write(b'{"problem_id": "6", "steps": "' + b"a" * (3 * 2**20) + b'"}\n')
+    out = tmp_path / "scored.jsonl"
+    env = {"DAGMATH_MAX_LINE_BYTES": str(2**20)}
+    proc = _dagmath("score", str(data), "-o", str(out), "--no-cache", env=env)
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"{bad}: file: line 2 longer than 1048576 bytes" in proc.stderr, proc.stderr
+    assert sorted(r["problem_id"] for r in _scored(out)) == ["1", "2", "3", "4"]
