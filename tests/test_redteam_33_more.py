@@ -150,3 +150,79 @@ def test_item9_score_keeps_every_good_record_beside_a_file_with_a_long_line(tmp_
     assert "Traceback" not in proc.stderr
     assert f"{bad}: file: line 2 longer than 1048576 bytes" in proc.stderr, proc.stderr
     assert sorted(r["problem_id"] for r in _scored(out)) == ["1", "2", "3", "4"]
+
+
+# ------------------------------------------------------------------ item 8: a source is confined
+
+
+def _scored_beside(data: Path, sources: list[str]) -> Path:
+    """A scored JSONL in ``data`` whose records point at ``sources`` (the reader's root is
+    the file the app or ``export-html`` was given: its folder is what may be read)."""
+    lines = []
+    for i, source in enumerate(sources):
+        lines.append(json.dumps({"problem_id": str(i), "sample_id": 0, "source": source}))
+    path = data / "scored.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_item8_a_source_outside_the_named_folders_is_never_read(tmp_path, monkeypatch):
+    from dagmath_viz.formats import sources
+    from dagmath_viz.formats.sources import SourceReader
+
+    data, outside = tmp_path / "data", tmp_path / "outside"
+    data.mkdir()
+    outside.mkdir()
+    inside = data / "runs.json"
+    inside.write_text(json.dumps([_record("1")]))
+    secret = outside / "runs.json"  # a readable trajectory file, but not under data/
+    secret.write_text(json.dumps([_record("2")]))
+    (data / "link.json").symlink_to(secret)  # a link inside that leads out
+    fifo = data / "fifo.json"
+    os.mkfifo(fifo)  # opening it would wait for a writer for ever
+    hostile = {
+        "/etc/passwd": "/etc/passwd",
+        "outside, absolute": f"{secret}:item 1",
+        "outside, relative": "../outside/runs.json:item 1",
+        "a link out": "link.json:item 1",
+        "missing": f"{data / 'gone.json'}:item 1",
+        "a FIFO": f"{fifo}:item 1",
+    }
+    opened: list = []
+    real_read, real_load = sources.jsonio.read_bytes, sources.load_file
+    monkeypatch.setattr(sources.jsonio, "read_bytes", lambda p: opened.append(p) or real_read(p))
+    monkeypatch.setattr(sources, "load_file", lambda p: opened.append(p) or real_load(p))
+    reader = SourceReader([_scored_beside(data, list(hostile.values()))])
+    for what, source in hostile.items():
+        traj, why = reader.read(source)
+        written = source.rsplit(":item", 1)[0]
+        assert traj is None, what
+        assert why == f"source file not found: {written}", what  # one wording, no oracle
+    assert opened == []  # nothing was opened: /etc/passwd, the FIFO, the outside file
+    traj, why = reader.read("runs.json:item 1")  # a source inside is still read
+    assert why is None and traj.problem_id == "1"
+    assert opened == [inside]
+
+
+def test_item8_no_named_folder_reads_no_source(tmp_path):
+    from dagmath_viz.formats.sources import SourceReader
+
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps([_record("1")]))
+    assert SourceReader().read(f"{path}:item 1") == (None, f"source file not found: {path}")
+    assert SourceReader([tmp_path]).read(f"{path}:item 1")[0].problem_id == "1"
+
+
+def test_item8_a_folder_of_links_reads_the_sources_it_gathers(tmp_path):
+    """A folder named that holds only links reads each target as named (the walk's rule),
+    so its sources are inside what the user named."""
+    from dagmath_viz.formats.sources import SourceReader
+
+    kept = tmp_path / "kept" / "model-a"
+    kept.mkdir(parents=True)
+    (kept / "runs.json").write_text(json.dumps([_record("1")]))
+    gather = tmp_path / "gather"
+    gather.mkdir()
+    (gather / "model-a").symlink_to(kept)
+    traj, why = SourceReader([gather]).read(f"{gather / 'model-a' / 'runs.json'}:item 1")
+    assert why is None and traj.problem_id == "1"
