@@ -226,3 +226,48 @@ def test_item8_a_folder_of_links_reads_the_sources_it_gathers(tmp_path):
     (gather / "model-a").symlink_to(kept)
     traj, why = SourceReader([gather]).read(f"{gather / 'model-a' / 'runs.json'}:item 1")
     assert why is None and traj.problem_id == "1"
+
+
+# ------------------------------------------------------------------ the --dask path's timeouts
+
+#: 3,000 nested parentheses: math-verify cannot settle it within the deadline
+NESTED = "(" * 3000 + "6" + ")" * 3000
+
+
+@pytest.fixture
+def dask_client():
+    """A local in-process cluster, as tests/test_distributed.py runs one."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+def test_dask_path_names_an_answer_check_timeout_and_never_keeps_it(dask_client, tmp_path):
+    from dagmath_viz.answers.check import AnswerChecker
+    from dagmath_viz.run.distributed import score_on_dask
+
+    data = tmp_path / "data"
+    data.mkdir()
+    bomb = {**_record("2"), "steps": _steps(r"$\boxed{" + NESTED + "}$")}
+    (data / "problem_1.json").write_text(json.dumps([_record("1")]))
+    (data / "problem_2.json").write_text(json.dumps([bomb, {**bomb, "sample_id": 1}]))
+    (data / "problem_3.json").write_text(json.dumps([{**bomb, "problem_id": "3"}]))
+    checker = AnswerChecker(timeout=3)
+    run = score_on_dask([data], checker=checker, files_per_partition=1, timeout=3)
+    by_id: dict = {}
+    for line in b"".join(run.lines()).splitlines():
+        rec = json.loads(line)
+        by_id.setdefault(rec["problem_id"], []).append(rec["answer_check"])
+    assert by_id["1"] == ["equal"]
+    reason = by_id["2"][0]
+    assert reason.startswith(("timeout", "error")), reason  # unsettled, scored not equivalent
+    assert by_id["2"] == [reason, reason] and by_id["3"] == [reason]
+    warnings = [str(i) for i in run.issues if i.severity == "warning"]
+    # one warning for the pair, naming the first file that gave it and all 3 trajectories
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith(f"{data / 'problem_2.json'}: answer check {reason} on ")
+    assert warnings[0].endswith("(3 trajectories): scored not equivalent")
+    assert checker.quick_verdict("6", NESTED) is None  # not kept as a verdict
