@@ -271,3 +271,37 @@ def test_dask_path_names_an_answer_check_timeout_and_never_keeps_it(dask_client,
     assert warnings[0].startswith(f"{data / 'problem_2.json'}: answer check {reason} on ")
     assert warnings[0].endswith("(3 trajectories): scored not equivalent")
     assert checker.quick_verdict("6", NESTED) is None  # not kept as a verdict
+
+
+# ------------------------------------------------------------------ done when: all of them at once
+
+
+def test_done_when_score_keeps_every_good_record_beside_every_hostile_input(tmp_path):
+    """A folder holding a long line, a FIFO, a directory-bomb zip and a scored file whose
+    sources point outside, beside good files: every good record written, the bad named,
+    exit 4, and nothing of /etc/passwd in the output."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "good.json").write_text(json.dumps([_record("1"), _record("2")]))
+    with (data / "long.jsonl").open("wb") as out:
+        out.write(b'{"problem_id": "9", "steps": "' + b"a" * (3 * 2**20) + b'"}\n')
+    os.mkfifo(data / "fifo.jsonl")
+    deep = "/".join(["d"] * 900)
+    (data / "deep.zip").write_bytes(_empty_members_zip([f"{deep}/{i}.json" for i in range(50)]))
+    scored = [
+        {"model": "m", "dataset": "d", "problem_id": "3", "sample_id": 0, "class": "perfect",
+         "final_correct": True, "answer_check": "equal", "source": "/etc/passwd"},
+    ]  # fmt: skip
+    (data / "scored.jsonl").write_text(json.dumps(scored[0]) + "\n")
+    out = tmp_path / "scored.jsonl"
+    proc = _dagmath(
+        "score", str(data), "-o", str(out), "--no-cache", env={"DAGMATH_MAX_LINE_BYTES": "1048576"}
+    )
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"{data / 'long.jsonl'}: file: line 1 longer than 1048576 bytes" in proc.stderr
+    assert f"{data / 'fifo.jsonl'}: file: skipped: not a regular file" in proc.stderr
+    records = _scored(out)
+    assert sorted(r["problem_id"] for r in records) == ["1", "2", "3"]
+    assert "root:" not in out.read_text()  # the source is carried as text, never read
+    assert not (data / "d").exists()  # score does not open zips: no folder was made
