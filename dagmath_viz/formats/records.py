@@ -121,8 +121,8 @@ def read_records(
     ``lines``: the bytes are plain JSON Lines text, which may be scored JSONL read in one
     parse. ``fields`` renames a record's fields before it is read (:class:`FieldMap`).
     """
-    try:
-        data = jsonio.read_bytes(path)
+    try:  # JSON Lines: one line past the cap is this file's error, never held in memory
+        data = jsonio.read_lines_bytes(path) if lines else jsonio.read_bytes(path)
     except InputError as exc:
         return file_failure(path, exc)
     if lines and fields is None:
