@@ -1,5 +1,6 @@
 """The view's keys in a real browser: in the app's Trajectory page (keys pressed on the page,
-not in the frame) and in a file written by export-html.
+not in the frame) and in a file written by export-html; and the Compare and Overview pages'
+"Download as HTML" files, opened offline.
 
 j/k step, a toggles the path to the answer, n/p press the page's own Next/Prev buttons (so
 the app's selected trajectory and its address change), c copies the link with the step, ?
@@ -12,17 +13,23 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from dagmath_viz.analysis import tables
+from dagmath_viz.analysis.align import align_texts
 from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.draw import html_export as hx
 from dagmath_viz.run.corpus import load_corpus
 from dagmath_viz.schema import CLASSES
+from tests.app import test_export_browser as exported
 from tests.app.browser import REPO_ROOT, dag_frame, save_screenshot, wait_for_app
-from tests.app.test_export_browser import offline_page, open_file, view_frame  # noqa: F401
-from tests.test_html_export import hostile_item
+from tests.app.test_export_browser import open_file, view_frame
+from tests.test_html_export import hostile_item, shown
 
 pytestmark = pytest.mark.browser
+#: A page offline, every request but the file refused (the export tests' fixture).
+offline_page = exported.offline_page
 
-RUN = REPO_ROOT / "sample_data" / "runs" / "gsm-bfs"
+SAMPLE_RUNS = REPO_ROOT / "sample_data" / "runs"  # the app's bundled data (app_url)
+RUN = SAMPLE_RUNS / "gsm-bfs"
 SELECTED = "() => document.getElementById('dm-root').dataset.selected"
 KEY_ROWS = """() => [...document.querySelectorAll('#dm-keys tr')]
                      .map(tr => tr.cells[0].textContent.trim())"""
@@ -138,4 +145,106 @@ def test_keys_in_an_exported_file(offline_page, tmp_path):
     assert not frame.evaluate(OVERLAY_SHOWN)
     page.keyboard.press("n")  # not a key here: nothing changes
     assert frame.evaluate(SELECTED) == "1"
+    assert page.blocked == [] and page.errors == []
+
+
+def _download(page, label: str, out) -> None:
+    button = page.get_by_role("button", name=label)
+    button.scroll_into_view_if_needed()
+    with page.expect_download() as download:
+        button.click()
+    download.value.save_as(str(out))
+
+
+def _cells(page, name: str) -> list[list[str]]:
+    return page.evaluate(
+        """(name) => [...document.querySelectorAll(`table[data-table="${name}"] tbody tr`)]
+            .map(tr => [...tr.cells].map(td => td.textContent))""",
+        name,
+    )
+
+
+def test_compare_downloads_the_comparison(
+    app_page,
+    page_events,
+    app_url,
+    offline_page,
+    tmp_path,
+):
+    # bundled gsm-logic problem 26: gsm-dfs's proof has 13 steps, gsm-overlap's 65
+    app_page.goto(
+        f"{app_url}/compare?models=gsm-dfs&models=gsm-overlap&dataset=gsm-logic&problem=26"
+    )
+    wait_for_app(app_page)
+    dag_frame(app_page, 2)
+    label = "Download this comparison as HTML (one offline file)"
+    app_page.get_by_role("button", name=label).scroll_into_view_if_needed()
+    save_screenshot(app_page, "compare-download", full_page=False)
+    out = tmp_path / "compare.html"
+    _download(app_page, label, out)
+    page_events.console_errors[:] = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
+
+    page = offline_page
+    open_file(page, out)
+    assert page.evaluate("document.body.dataset.views") == "2"
+    has_view = "!!document.getElementById('dm-root')"
+    frames = [f for f in page.main_frame.child_frames if f.evaluate(has_view)]
+    drawn = [int(f.evaluate("document.getElementById('dm-root').dataset.drawn")) for f in frames]
+    assert drawn == [13, 65]
+    df = load_corpus([SAMPLE_RUNS]).scored
+    corpus = load_corpus([SAMPLE_RUNS])
+    texts = []
+    for model in ("gsm-dfs", "gsm-overlap"):
+        row = corpus.row_of(model, "gsm-logic", "26", 0)
+        texts.append([s.text for s in corpus.trajectory(row).steps])
+    pairs = len(align_texts(*texts).pairs)
+    aligned = page.frame_locator("iframe.dm-aligned").locator(".aligned")
+    assert aligned.get_attribute("data-pairs") == str(pairs)
+    assert aligned.locator(".row.pair").count() == pairs
+    dfs = df[(df["model"] == "gsm-dfs") & (df["problem_id"].astype(str) == "26")]
+    assert _cells(page, "facts-a")[3] == ["Steps / edges", f"13 / {dfs['n_edges'].iloc[0]}"]
+    save_screenshot(page, "compare-download-file", full_page=False)
+    page.locator("iframe.dm-aligned").scroll_into_view_if_needed()
+    save_screenshot(page, "compare-download-file-aligned", full_page=False)
+    assert page.blocked == [] and page.errors == []
+
+
+def test_overview_downloads_the_run_report(
+    app_page,
+    page_events,
+    app_url,
+    offline_page,
+    tmp_path,
+):
+    app_page.goto(app_url)
+    wait_for_app(app_page)
+    label = "Download this report as HTML (one offline file)"
+    app_page.get_by_role("button", name=label).scroll_into_view_if_needed()
+    save_screenshot(app_page, "overview-download", full_page=False)
+    out = tmp_path / "report.html"
+    _download(app_page, label, out)
+    page_events.console_errors[:] = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
+
+    page = offline_page
+    open_file(page, out)
+    df = load_corpus([SAMPLE_RUNS]).scored
+    board = tables.leaderboard(df, n_boot=1000)  # the Overview's own call (pages/overview.py)
+    for name, expected in (
+        ("leaderboard", tables.leaderboard_display(board)),
+        ("spread", tables.spread_display(tables.model_spread(df, board=board))),
+        ("table1", tables.table1_display(tables.table1(df))),
+        ("class_counts", tables.class_counts_table(df)),
+    ):
+        want = [[shown(v) for v in row] for row in expected.itertuples(index=False)]
+        assert _cells(page, name) == want, name
+    assert int(page.evaluate("document.body.dataset.views")) == min(
+        10, int(((df["class"] == "incorrect") & (df["dead_ends"].map(len) > 0)).sum())
+    )
+    save_screenshot(page, "overview-download-file", full_page=False)
     assert page.blocked == [] and page.errors == []
