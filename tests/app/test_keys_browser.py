@@ -124,6 +124,35 @@ def test_keys_on_the_trajectory_page(keys_page, page_events, streamlit_server):
     page_events.assert_clean()
 
 
+def test_copy_link_without_a_clipboard(chromium_browser, page_events, streamlit_server):
+    # as on a plain-http address other than localhost, where browsers give no clipboard
+    url = streamlit_server(REPO_ROOT / "app.py", "--data", str(RUN))
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script("Object.defineProperty(Navigator.prototype, 'clipboard', "
+                            "{get: () => undefined})")  # fmt: skip
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page_events.attach(page)
+    try:
+        page.goto(f"{url}/trajectory?model=gsm-bfs&dataset=gsm-logic&problem=10&sample=0")
+        wait_for_app(page)
+        frame = dag_frame(page)
+        page.locator("[data-testid=stMain] h1").first.click()
+        page.keyboard.press("j")
+        page.keyboard.press("c")
+        box = frame.locator("#dm-bar input.dm-link")
+        box.wait_for(state="visible")
+        assert box.input_value() == page.url and "step=" in page.url
+        assert frame.evaluate("() => document.getElementById('dm-note').textContent").startswith(
+            "No clipboard here"
+        )
+        # the link box has the focus now: keys typed there are not the view's
+        page.keyboard.press("j")
+        assert frame.evaluate(SELECTED) == "0"
+    finally:
+        context.close()
+
+
 def test_keys_in_an_exported_file(offline_page, tmp_path):
     out = tmp_path / "keys.html"
     out.write_text(hx.trajectory_html(hostile_item()), encoding="utf-8")  # 4 steps
