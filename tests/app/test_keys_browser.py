@@ -84,7 +84,7 @@ def test_keys_on_the_trajectory_page(keys_page, page_events, streamlit_server):
     assert copied == page.url and _query(copied)["step"] == str(
         frame.evaluate("() => window.dagmath.data.nodes[1].sid")
     )
-    assert page.locator("[role=dialog]").count() == 0  # not Streamlit's "clear caches"
+    assert page.locator("[role=dialog]").count() == 0  # no dialog of the app's own
 
     page.keyboard.press("?")
     assert frame.evaluate(OVERLAY_SHOWN)

@@ -673,9 +673,9 @@
   }
   document.addEventListener("keydown", (ev) => { if (onKey(ev)) ev.preventDefault(); });
   if (view.link_steps) {
-    // In the app's window, in the capture phase, so a key of the view is not also one of
-    // Streamlit's own (c would offer to clear its caches). The handler of a view a rerun
-    // replaced is removed first; one whose frame is gone removes itself.
+    // In the app's window, in the capture phase, so a key the view uses goes to nothing
+    // else on the page. The handler of a view a rerun replaced is removed first; one whose
+    // frame is gone removes itself.
     try {
       const win = appWindow();
       if (win) {
