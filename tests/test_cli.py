@@ -160,7 +160,8 @@ def test_report_csv_and_table(capsys, mixed_scored: Path) -> None:
     assert float(rows["model_a"]["pass_at_1"]) == pytest.approx(0.75)
     code, out, _ = run(capsys, "report", mixed_scored, "--bootstrap", "0")
     assert code == 0
-    assert "75.0%" in out and "25.0%" in out  # the table prints rates in percent
+    # the table prints rates in percent, the unit in the column's header
+    assert "PASS@1 %" in out and " 75.0 " in out and " 25.0 " in out
 
 
 def test_report_by_model(capsys, mixed_scored: Path) -> None:

@@ -56,7 +56,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument(
         "--by",
         default="model,dataset",
-        help="grouping columns, e.g. model,difficulty_group (group k holds difficulty (k-1, k])",
+        help="grouping columns, e.g. model,difficulty_group (group k holds difficulty (k-1, k]); "
+        "label: count the labels on the loaded trajectories instead (label,model: per model)",
+    )
+    report.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="with --by label: the label file (JSONL); default: the sidecar beside the first "
+        "path (as the app finds it)",
     )
     report.add_argument(
         "--table",
@@ -123,12 +130,7 @@ def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command; returns the exit code."""
     from dagmath_viz.analysis.metrics import summarise
-    from dagmath_viz.analysis.tables import (
-        compact_leaderboard,
-        format_percent,
-        grouping_frame,
-        report_table,
-    )
+    from dagmath_viz.analysis.tables import compact_leaderboard, grouping_frame, report_table
     from dagmath_viz.schema import DagMathError
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
@@ -136,10 +138,13 @@ def run_report(args: argparse.Namespace) -> int:
     with stdin_paths(args.paths) as (paths, names):
         df, lost = _scored_frame(paths, args.answers, names, args.field_map)
     try:  # adds derived columns (difficulty_group); refuses unknown ones
-        df = grouping_frame(df, by)
+        df = grouping_frame(df, [c for c in by if c != "label"])
     except DagMathError as exc:  # a wrong --by is a usage error
         raise UsageError(str(exc)) from None
     done = EXIT_PARTIAL if lost else EXIT_OK
+    if "label" in by:
+        table, unread = _label_table(df, by, args.labels, paths)
+        return _write_table(table, args.format, EXIT_PARTIAL if unread else done)
     if args.format == "json" and args.table == "leaderboard":
         rows = summarise(df, by=by, n_boot=n_boot)
         data = orjson.dumps(rows, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
@@ -147,21 +152,61 @@ def run_report(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         return done
     table = report_table(df, args.table, by, n_boot=n_boot)
-    if args.format == "json":
+    compact = args.table == "leaderboard" and not args.wide
+    return _write_table(
+        compact_leaderboard(table) if compact and args.format == "table" else table,
+        args.format,
+        done,
+    )
+
+
+def _label_table(df, by: list[str], named: str | None, paths: list[str]):
+    """``--by label``: the label counts of the loaded trajectories, and whether any line of
+    the label file could not be read (each such line is named on stderr)."""
+    from dagmath_viz.schema import DagMathError
+    from dagmath_viz.store.labels import label_counts, labels_within, read_labels, sidecar_path
+
+    if named is None and (not paths or paths[0] == "-"):
+        raise UsageError("--by label on standard input needs --labels FILE")
+    path = named if named is not None else str(sidecar_path(paths[0]))
+    if not os.path.exists(path):
+        where = "" if named else " (the sidecar beside the data; name another with --labels)"
+        raise InputError(f"{path}: no such label file{where}")
+    found = read_labels(path)
+    for issue in found.issues:
+        say(f"dagmath: {issue.severity}: {printable(str(issue), one_line=True)}")
+    kept, outside = labels_within(found, df)
+    if outside:
+        say(f"dagmath: note: {outside:,} label(s) in {path} name trajectories not loaded here; "
+            "not counted")  # fmt: skip
+    others = [c for c in by if c != "label"]
+    try:
+        table = label_counts([kept], by=others, scored=df)
+    except DagMathError as exc:
+        raise UsageError(str(exc)) from None
+    return table, any(i.severity == "error" for i in found.issues)
+
+
+def _write_table(table, fmt: str, done: int) -> int:
+    """``table`` on standard output as a text table, CSV or JSON; returns ``done``."""
+    from dagmath_viz.analysis.tables import format_percent
+
+    if fmt == "json":
         text = table.to_json(orient="records", indent=2) + "\n"
         sys.stdout.buffer.write(json_printable(text.encode("utf-8")))
         sys.stdout.flush()
         return done
-    if args.format == "csv":
+    if fmt == "csv":
         from dagmath_viz.export import neutralise_formulas
 
         out = io.StringIO()
         neutralise_formulas(table).to_csv(out, index=False, quoting=csv.QUOTE_MINIMAL)
         sys.stdout.write(printable(out.getvalue()))
         return done
+    if table.empty:
+        sys.stdout.write("(no rows)\n")
+        return done
     shown = table.copy()
-    if args.table == "leaderboard" and not args.wide:
-        shown = compact_leaderboard(shown)
     for col in shown.columns:
         if col in GRAPH_MEANS:  # the paper prints Table 1's means with one decimal
             shown[col] = shown[col].map(lambda v: "–" if math.isnan(v) else f"{v:.1f}")

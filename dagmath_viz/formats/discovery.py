@@ -23,6 +23,8 @@ from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 
 __all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "gathered_targets", "load_paths"]
 
+#: Kinds of file a run never reads on its own: a format's companions, the label files.
+_NOT_READ_KINDS = ("companion", "labels")
 #: Why a file named on its own is skipped: no format reads it.
 NOT_READ = f"not a {TRAJECTORY_FILES} file"
 
@@ -108,7 +110,7 @@ def discover(
             continue
         if root.is_file():
             layout = format_of(root)
-            if layout is None or layout.kind == "companion":
+            if layout is None or layout.kind in _NOT_READ_KINDS:
                 issues.append(LoadIssue(str(root), "file", f"skipped: {NOT_READ}"))
                 continue
             candidates: list[tuple[Path, Format | None]] = [(root, layout)]
@@ -117,7 +119,7 @@ def discover(
             issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
             candidates = [(p, format_of(p)) for p in found]
         for p, layout in candidates:
-            if layout is None or layout.kind == "companion":
+            if layout is None or layout.kind in _NOT_READ_KINDS:
                 continue
             if excluded and Path(os.path.realpath(p)) in excluded:
                 issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))

@@ -52,8 +52,9 @@ class Format:
     """One kind of file: which files it claims and how one of them is read.
 
     ``kind`` is ``trajectories``, ``answers`` (an answer key, read by
-    :func:`dagmath_viz.formats.answer_keys.load_answer_key`) or ``companion`` (read as
-    part of another file of the format, never on its own). A format of JSON records gives
+    :func:`dagmath_viz.formats.answer_keys.load_answer_key`), ``companion`` (read as
+    part of another file of the format, never on its own) or ``labels`` (a label file
+    beside the data: never read as data). A format of JSON records gives
     ``documents`` (how its bytes become JSON documents), ``form`` (see
     :meth:`record_form`) and ``context``; any other gives ``read``. ``suffixes`` are the
     endings of its files (uploads keep only files that end so).
@@ -100,8 +101,19 @@ def _records(name: str, module: ModuleType, suffixes: tuple[str, ...]) -> Format
 
 _JSON = (".json", ".jsonl")
 
+#: Label files (dagmath_viz/store/labels.py) kept beside the data: the sidecar's name inside
+#: a data folder, and the ending of one beside a data file. They are never read as data.
+LABEL_SIDECAR = "dagmath-labels.jsonl"
+LABEL_SUFFIX = ".labels.jsonl"
+
+
+def _label_file(path: Path) -> bool:
+    return path.name == LABEL_SIDECAR or path.name.endswith(LABEL_SUFFIX)
+
+
 #: Every known format, most specific first; a new format is one line here.
 FORMATS: tuple[Format, ...] = (
+    Format("label file", "labels", _label_file, ()),  # never data: the walk skips it
     Format("answer key", "answers", answer_keys.claims, (".json", ".jsonl", ".csv")),
     Format(
         "thought-anchors",
