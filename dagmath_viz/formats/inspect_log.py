@@ -124,7 +124,10 @@ def _eval_zip(data: bytes) -> tuple[dict, list]:
     header = next((by_name[n] for n in _HEADERS if n in by_name), None)
     if header is None:
         raise InputError("not an inspect_ai .eval log: no header.json or _journal/start.json")
-    spec = _member_json(archive, data, header, budget)
+    try:
+        spec = _member_json(archive, data, header, budget)
+    except InputError as exc:
+        raise InputError(f"member {header.filename}: {exc}") from None
     if isinstance(spec, dict) and isinstance(spec.get("eval"), dict):
         spec = spec["eval"]
     if not isinstance(spec, dict):
@@ -157,7 +160,7 @@ def _member_json(
         else _plain_member(archive, member)
     )
     if zlib.crc32(raw) != member.CRC:
-        raise InputError(f"{member.filename}: damaged (CRC mismatch)")
+        raise InputError("damaged (CRC mismatch)")
     return jsonio.parse(raw)
 
 
@@ -173,9 +176,9 @@ def _plain_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes:
         NotImplementedError,
         RuntimeError,
     ) as exc:
-        raise InputError(f"{member.filename}: cannot inflate ({exc})") from None
+        raise InputError(f"cannot inflate ({exc})") from None
     if len(raw) > MAX_MEMBER_BYTES:
-        raise InputError(f"{member.filename}: inflates past {MAX_MEMBER_BYTES} bytes")
+        raise InputError(f"inflates past {MAX_MEMBER_BYTES} bytes")
     return raw
 
 
@@ -187,18 +190,18 @@ def _zstd_member(data: bytes, member: zipfile.ZipInfo) -> bytes:
     start = member.header_offset
     head = data[start : start + _LOCAL_HEADER.size]
     if len(head) < _LOCAL_HEADER.size or head[:4] != b"PK\x03\x04":
-        raise InputError(f"{member.filename}: no local header (truncated zip)")
+        raise InputError("no local header (truncated zip)")
     fields = _LOCAL_HEADER.unpack(head)
     begin = start + _LOCAL_HEADER.size + fields[-2] + fields[-1]
     packed = data[begin : begin + member.compress_size]
     if len(packed) < member.compress_size:
-        raise InputError(f"{member.filename}: cut short (truncated zip)")
+        raise InputError("cut short (truncated zip)")
     if member.file_size == 0:
         return b""
     try:
         return pa.Codec("zstd").decompress(packed, decompressed_size=member.file_size, asbytes=True)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        raise InputError(f"{member.filename}: not readable zstd data ({exc})") from None
+        raise InputError(f"not readable zstd data ({exc})") from None
 
 
 # --------------------------------------------------------------------------- one sample
