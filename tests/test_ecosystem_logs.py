@@ -289,3 +289,16 @@ def test_a_json_that_only_looks_like_an_inspect_log_is_not_taken_for_one(tmp_pat
 def test_each_log_is_claimed_by_its_format(path: Path) -> None:
     names = {".eval": "inspect_ai log", ".json": "inspect_ai log", ".jsonl": "lm-eval samples"}
     assert format_of(path).name == names[path.suffix]
+
+
+def test_a_multiple_choice_lm_eval_file_is_one_line_not_one_per_doc(tmp_path: Path) -> None:
+    """A loglikelihood task's ``resps`` hold [log-probability, is-greedy] pairs, no text."""
+    pairs = [[[-1.5, False]], [[-0.2, True]]]
+    lines = [{"doc_id": i, "doc": {"id": f"q{i}"}, "target": 0, "resps": pairs} for i in range(3)]
+    path = tmp_path / "samples_mmlu_2026-01-01T00-00-00.000001.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert format_of(path).name == "lm-eval samples"
+    loaded = load_paths([path])
+    assert loaded.trajectories == ()
+    (issue,) = loaded.issues
+    assert issue.location == "file" and "writes no reply" in issue.message

@@ -35,7 +35,15 @@ from dagmath_viz.formats.records import ROWS
 from dagmath_viz.formats.replies import solution_steps
 from dagmath_viz.schema import InputError
 
-__all__ = ["ID_FIELDS", "PROBLEM_FIELDS", "claims", "claims_results", "documents", "form"]
+__all__ = [
+    "ID_FIELDS",
+    "NO_REPLY",
+    "PROBLEM_FIELDS",
+    "claims",
+    "claims_results",
+    "documents",
+    "form",
+]
 
 #: A doc's own id, by the names datasets give it (MATH-500's ``unique_id`` among them).
 ID_FIELDS = ("problem_id", "id", "unique_id", "question_id", "idx")
@@ -46,6 +54,8 @@ SNIFF_BYTES = 1 << 20
 _NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d\d-\d\dT[\d.\-]+)\.jsonl$", re.I)
 _RESULTS = re.compile(r"^results_(?P<date>\d{4}-\d\d-\d\dT[\d.\-]+)\.json$", re.I)
 _KEYS = re.compile(rb'^\{\s*"doc_id"\s*:')
+#: A doc whose ``resps`` hold no generated text (a generate_until task's are strings).
+NO_REPLY = "no generated text in 'resps'"
 
 
 def form(path: Path) -> str:
@@ -97,6 +107,9 @@ def documents(path: Path, data: bytes) -> Iterable[jsonio.Document]:
             continue  # the same doc under another filter: the same raw replies
         seen.add(key)
         out.append(jsonio.Document(where, _records(line, model, task)))
+    if out and all(isinstance(doc, InputError) and doc.args == (NO_REPLY,) for _, doc in out):
+        # a loglikelihood (multiple-choice) task: one line for the file, not one per doc
+        raise InputError(f"{NO_REPLY}: an lm-eval task that scores choices writes no reply")
     return out
 
 
@@ -123,7 +136,7 @@ def _records(line: dict, model: str, task: str | None) -> Any:
     """A doc's records, one per raw reply; an InputError when it holds no text reply."""
     replies = _replies(line.get("resps"))
     if not replies:
-        return InputError("no text reply in 'resps' (not a generate_until task?)")
+        return InputError(NO_REPLY)
     given = line.get("doc")
     doc: dict[str, Any] = given if isinstance(given, dict) else {}
     own = next((doc[f] for f in ID_FIELDS if isinstance(doc.get(f), str | int)), None)
@@ -138,7 +151,8 @@ def _records(line: dict, model: str, task: str | None) -> Any:
         ),
         "answer": line.get("target"),
     }
-    base.pop("steps", None)
+    for name in ("steps", "metadata"):  # a doc's own, which would pass for the reply's
+        base.pop(name, None)
     records = []
     for k, reply in enumerate(replies):
         steps = solution_steps(reply)

@@ -143,6 +143,8 @@ _LOOKS_LIKE = {
     "official": f"<model>/<dataset>/{official.file_name('<id>')}",
     "gold": "<dataset>/problem_<id>.json",
     "thought-anchors": "<model>/<kind>/problem_<id>/chunks_labeled.json",
+    "inspect_ai log": f"<log>{inspect_log.SUFFIX} or an inspect .json log",
+    "lm-eval samples": "<model>/samples_<task>_<date>.jsonl",
 }
 LOOKED_FOR = (
     f"{TRAJECTORY_FILES} files in any of these formats: "
