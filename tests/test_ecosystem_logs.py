@@ -25,6 +25,7 @@ from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.formats.registry import DATA_SUFFIXES, format_of
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.generation import client, generate
+from dagmath_viz.generation.chains import read_chains
 from dagmath_viz.store.uploads import UploadedFile, materialise_uploads
 
 ECO = Path(__file__).parent / "fixtures" / "ecosystem"
@@ -302,3 +303,14 @@ def test_a_multiple_choice_lm_eval_file_is_one_line_not_one_per_doc(tmp_path: Pa
     assert loaded.trajectories == ()
     (issue,) = loaded.issues
     assert issue.location == "file" and "writes no reply" in issue.message
+
+
+def test_the_command_the_free_form_line_names_reads_the_log() -> None:
+    """`dagmath depends` reads the free-form log's chains, keyed as the log says."""
+    spec, samples = _inspect_log(FREE)
+    chains = read_chains(FREE)
+    assert [(c.model, c.problem_id, c.sample_id) for c in chains] == [
+        (spec["model"], str(s["id"]), s["epoch"] - 1) for s in samples
+    ]
+    assert [c.reference_answer for c in chains] == [s["target"] for s in samples]
+    assert chains[0].steps[0] == "One and one make two."  # the text inside <think>

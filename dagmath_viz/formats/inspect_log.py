@@ -15,7 +15,8 @@ and its ``task`` the dataset, the sample's ``input`` the problem, its ``target``
 reference answer (the first, when a list gives several) and the last assistant message
 the reply, read by :func:`dagmath_viz.formats.replies.solution_steps` exactly as
 ``dagmath generate`` reads a reply. A reply without DAG-MATH steps is kept as free text
-(``response``): the file then says once that its replies are free-form.
+(``solution``, the field ``dagmath depends`` reads a chain from): the file then says once
+that its replies are free-form, and ``dagmath depends`` reads the log as it stands.
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ def _record(sample: Any, spec: dict) -> Any:
     }
     steps = solution_steps(reply)
     if steps is None:
-        record["response"] = reply  # free-form: said once for the file
+        record["solution"] = reply  # free-form: said once for the file; depends reads it
     else:
         record["steps"] = steps
     return record

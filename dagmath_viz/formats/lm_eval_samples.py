@@ -156,7 +156,8 @@ def _records(line: dict, model: str, task: str | None) -> Any:
     records = []
     for k, reply in enumerate(replies):
         steps = solution_steps(reply)
-        extra = {"response": reply} if steps is None else {"steps": steps}
+        # free-form: the reply as ``solution``, where ``dagmath depends`` reads a chain
+        extra = {"solution": reply} if steps is None else {"steps": steps}
         records.append({**base, "sample_id": k, **extra})
     return records
 
