@@ -314,3 +314,29 @@ def test_the_command_the_free_form_line_names_reads_the_log() -> None:
     ]
     assert [c.reference_answer for c in chains] == [s["target"] for s in samples]
     assert chains[0].steps[0] == "One and one make two."  # the text inside <think>
+
+
+def test_the_eval_zip_caps_are_kept(monkeypatch) -> None:
+    from dagmath_viz.formats import inspect_log
+
+    with zipfile.ZipFile(EVAL) as archive:
+        infos = archive.infolist()
+    sizes = {i.filename: i.file_size for i in infos}
+    monkeypatch.setattr(inspect_log, "MAX_MEMBERS", len(infos) - 1)
+    (issue,) = load_paths([EVAL]).issues
+    assert issue.message == f".eval log of {len(infos)} members; at most {len(infos) - 1} are read"
+    monkeypatch.setattr(inspect_log, "MAX_MEMBERS", len(infos))
+    # a member over the per-member cap is named; the header and the smaller samples load
+    monkeypatch.setattr(inspect_log, "MAX_MEMBER_BYTES", sizes["samples/1_epoch_1.json"] - 1)
+    loaded = load_paths([EVAL])
+    assert len(loaded.trajectories) == 2
+    assert [i.message for i in loaded.issues] == [
+        f"member 'samples/1_epoch_1.json': inflates to {sizes['samples/1_epoch_1.json']} "
+        f"bytes; at most {sizes['samples/1_epoch_1.json'] - 1}"
+    ]
+    monkeypatch.setattr(inspect_log, "MAX_MEMBER_BYTES", 2**30)
+    monkeypatch.setattr(inspect_log, "MAX_INFLATED_BYTES", sizes["header.json"] + 10)
+    loaded = load_paths([EVAL])
+    assert loaded.trajectories == ()
+    (issue,) = loaded.issues
+    assert issue.location == "file" and "inflate to over" in issue.message

@@ -87,15 +87,11 @@ def documents(path: Path, data: bytes) -> Iterable[jsonio.Document]:
         InputError: not a readable log (not a zip, no eval spec, not JSON).
     """
     if path.name.lower().endswith(SUFFIX):
-        spec, samples = _eval_zip(data)
+        records = _eval_zip(data)
     else:
         spec, samples = _json_log(data)
-    return [
-        jsonio.Document(
-            f"row {i}", sample if isinstance(sample, InputError) else _record(sample, spec)
-        )
-        for i, sample in enumerate(samples, start=1)
-    ]
+        records = [_record(sample, spec) for sample in samples]
+    return [jsonio.Document(f"row {i}", record) for i, record in enumerate(records, start=1)]
 
 
 def _json_log(data: bytes) -> tuple[dict, list]:
@@ -110,7 +106,8 @@ def _json_log(data: bytes) -> tuple[dict, list]:
     return log["eval"], samples
 
 
-def _eval_zip(data: bytes) -> tuple[dict, list]:
+def _eval_zip(data: bytes) -> list:
+    """The records of an ``.eval`` zip's samples, in the zip's order (errors in place)."""
     import io
 
     try:
@@ -138,12 +135,13 @@ def _eval_zip(data: bytes) -> tuple[dict, list]:
         if not _SAMPLE.match(member.filename):
             continue
         try:
-            samples.append(_member_json(archive, data, member, budget))
+            # made a record at once: a sample's events (often most of its bytes) go now
+            samples.append(_record(_member_json(archive, data, member, budget), spec))
         except InputError as exc:
             if budget[0] < 0:
                 raise
             samples.append(InputError(f"member {short_repr(member.filename, 200)}: {exc}"))
-    return spec, samples
+    return samples
 
 
 def _member_json(
