@@ -19,8 +19,10 @@ from dagmath_viz.formats import (
     answer_keys,
     gold,
     hf_json,
+    inspect_log,
     json_records,
     jsonl_gz,
+    lm_eval_samples,
     ndjson,
     official,
     parquet,
@@ -125,6 +127,9 @@ FORMATS: tuple[Format, ...] = (
     Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
     _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
     _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
+    _records("inspect_ai log", inspect_log, (inspect_log.SUFFIX, ".json")),  # .eval zip, .json
+    _records("lm-eval samples", lm_eval_samples, (".jsonl",)),  # samples_<task>_<date>.jsonl
+    Format("lm-eval results", "companion", lm_eval_samples.claims_results, (".json",)),
     _records("JSON Lines in .json", hf_json, (".json",)),  # Dataset.to_json()
     _records("NDJSON", ndjson, (ndjson.SUFFIX,)),
     _records("JSON Lines, gzipped", jsonl_gz, (jsonl_gz.SUFFIX,)),
@@ -150,6 +155,8 @@ _LOOKS_LIKE = {
     "official": f"<model>/<dataset>/{official.file_name('<id>')}",
     "gold": "<dataset>/problem_<id>.json",
     "thought-anchors": "<model>/<kind>/problem_<id>/chunks_labeled.json",
+    "inspect_ai log": f"<log>{inspect_log.SUFFIX} or an inspect .json log",
+    "lm-eval samples": "<model>/samples_<task>_<date>.jsonl",
 }
 LOOKED_FOR = (
     f"{TRAJECTORY_FILES} files in any of these formats: "

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
 from dagmath_viz.formats import answer_keys, official
+from dagmath_viz.formats.replies import check_solution
 from dagmath_viz.generation.client import (
     Breaker,
     ChatClient,
@@ -68,20 +69,6 @@ class RunSummary(RunTotals):
     DONE = "samples done"
 
     structured_output: bool = True
-
-
-def check_solution(value: Any) -> str | None:
-    """Why a parsed reply is not a solution, or ``None``.
-
-    Only the envelope is checked: an object with a ``steps`` list. Odd steps (missing
-    fields, bad parents, cycles) are kept on purpose: ``dagmath score`` classes them
-    ``illegal``, whereas dropping them would bias the run's rates upwards.
-    """
-    if not isinstance(value, dict):
-        return f"the JSON is {type(value).__name__}, expected an object with 'steps'"
-    if not isinstance(value.get("steps"), list):
-        return "the JSON object has no 'steps' list"
-    return None
 
 
 def _sample_record(
