@@ -206,7 +206,7 @@ def test_a_record_is_read_back_from_its_source() -> None:
     for path in (EVAL, JSON_LOG, SAMPLES):
         trajectories = load_paths([path]).trajectories
         last = trajectories[-1]
-        traj, why = SourceReader().read(last.source, last.key)
+        traj, why = SourceReader([path]).read(last.source, last.key)
         assert why is None and traj == last, path
 
 

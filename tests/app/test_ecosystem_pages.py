@@ -21,7 +21,7 @@ from tests.app.helpers import app_on, on_page
 ECO = Path(__file__).resolve().parents[1] / "fixtures" / "ecosystem"
 PAGES = [
     "pages/overview.py",
-    "pages/table.py",
+    "pages/trajectories.py",
     "pages/trajectory.py",
     "pages/compare.py",
     "pages/distributions.py",
@@ -79,8 +79,12 @@ def test_the_trajectory_page_shows_an_inspect_sample(monkeypatch, logs):
 
 
 def test_a_scored_log_opens_its_steps_from_the_source(monkeypatch, tmp_path):
+    # A scored record's source is read only inside the folders named (issue 33 item 8):
+    # the log and its scored file side by side, as `dagmath score logs -o scored.jsonl`.
+    log = tmp_path / JSON_LOG.name
+    log.write_bytes(JSON_LOG.read_bytes())
     out = tmp_path / "scored.jsonl"
-    assert main(["score", str(JSON_LOG), "-o", str(out), "--no-cache"]) == 0
+    assert main(["score", str(log), "-o", str(out), "--no-cache"]) == 0
     query = {"model": "mockllm/model", "dataset": "dagmath_arith", "problem": "2", "sample": "1"}
     at = on_page(app_on(monkeypatch, out, **query), "pages/trajectory.py")
     assert not [w.value for w in at.warning if "cannot be shown" in w.value]
