@@ -264,7 +264,8 @@ def test_layout_can_be_forced_and_scale_and_selection_passed():
     assert data["view"] == {"layout": "reading", "selected": 8, "scale": 0.5,
                             "show_steps": True, "height": 600, "fit_window": False,
                             "min_height": 440, "max_height": 1600, "link_steps": False,
-                            "find": "", "find_hits": []}  # fmt: skip
+                            "find": "", "find_hits": [], "bar": None, "tag_stripe": False,
+                            "label_summary": False}  # fmt: skip
     assert _all(render_trajectory_html(IMPERFECT, selected_step=99))["view"]["selected"] is None
     assert _all(render_dag_html(IMPERFECT))["view"]["show_steps"] is False
 
