@@ -111,8 +111,7 @@ def _snapped(lay: geo.Layout) -> geo.Layout:
     """Boxes moved (by under half a px) to whole-px centres: vis-network keeps positions as
     given but reports them rounded (``getPositions``), so the browser test compares exactly."""
     boxes = tuple(
-        None if b is None else geo.Box(b.x + round(b.cx) - b.cx, round(b.y + b.h / 2) - b.h / 2,
-                                       b.w, b.h)
+        None if b is None else geo.Box(round(b.cx) - b.w / 2, round(b.cy) - b.h / 2, b.w, b.h)
         for b in lay.boxes
     )  # fmt: skip
     return geo.Layout(lay.kind, boxes, lay.routes, lay.width, lay.height)
@@ -125,10 +124,12 @@ def _meets_other(lay: geo.Layout, route: geo.Route) -> bool:
 
 def _waypoints(points: tuple[geo.Point, ...], dst: geo.Box) -> tuple[geo.Point, ...]:
     """The route's bends, its last point moved :data:`APPROACH` px out of the target's
-    border (up from its top, down from its bottom), collinear points dropped."""
+    border (up from its top, down from its bottom), rounded to whole px, collinear points
+    dropped."""
     *body, (x, y) = points
     out = y - APPROACH if y <= dst.y + 1e-6 else y + APPROACH
-    pts = [*body, (x, out)]
+    # whole px, as vis-network reports them (the check then runs on the rounded points)
+    pts = [(float(round(px)), float(round(py))) for px, py in [*body, (x, out)]]
     kept: list[geo.Point] = []
     for p in pts:
         while len(kept) >= 2 and _collinear(kept[-2], kept[-1], p):
