@@ -94,6 +94,11 @@ def view_options(traj: Trajectory, key: str) -> dict[str, Any]:
     first tag as a colour stripe, the source's ``summary`` as the row text. Only what the
     trajectory's steps have is offered (Thought Anchors' chunks have all of it)."""
     offer = step_encodings(traj)
+    # Another trajectory may lack the field chosen on the last one: drop a stale choice.
+    for name, options in ((f"{key}_bar", (_NO_BAR, *offer.numeric)),
+                          (f"{key}_label", ("text", "summary"))):  # fmt: skip
+        if st.session_state.get(name, options[0]) not in options:
+            del st.session_state[name]
     name = st.radio("Drawing", list(ENGINES), key=f"{key}_engine",
                     help="The step graph is ours (layers or reading order); the pyvis "
                     "drawing puts the same layers through vis-network, boxes fixed where "

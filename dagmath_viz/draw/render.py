@@ -621,7 +621,8 @@ def _summary(step: Step) -> str:
     """The source's own short label of the step (Thought Anchors' ``summary``), or ""."""
     for name, value in getattr(step, "fields", None) or ():
         if name == "summary" and isinstance(value, str) and value.strip():
-            return _cut(" ".join(value.split()), _MAX_SUMMARY)
+            # shown as row text and a badge, where nothing typesets: formulas as plain text
+            return math_plain(" ".join(value.split()), _MAX_SUMMARY)
     return ""
 
 

@@ -22,6 +22,7 @@ list is built by ``assets/vis_view.js`` with ``textContent`` from JSON data esca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -37,6 +38,7 @@ from dagmath_viz.draw.render import (
     encoding_legend,
     encoding_view,
     graph_data,
+    katex_script,
     offline_pyvis_page,
     script_json,
 )
@@ -293,6 +295,10 @@ def _asset(name: str) -> str:
 _CARD = '<div id="mynetwork" class="card-body"></div>'
 
 
+def _has_math(data: dict[str, Any]) -> bool:
+    return any("math" in n for n in data["nodes"]) and bool(katex_script())
+
+
 def _with_steps(page: str, data: dict[str, Any]) -> str:
     """pyvis's page with our step list beside the network, the data and our script."""
     if page.count(_CARD) != 1 or page.count("</body>") != 1:
@@ -304,12 +310,19 @@ def _with_steps(page: str, data: dict[str, Any]) -> str:
     )
     tail = (
         "<style>" + _asset("vis_view.css") + "</style>"
-        '<script type="application/json" id="dm-data">' + script_json(data) + "</script>"
-        "<script>" + _asset("vis_view.js") + "</script>"
+        '<script type="application/json" id="dm-data">'
+        + script_json(data)
+        + "</script>"
+        + ("<script>" + katex_script() + "</script>" if _has_math(data) else "")
+        + "<script>"
+        + _asset("vis_view.js")
+        + "</script>"
     )
     page = page.replace("</body>", tail + "</body>")
     marker = f'<body data-nodes="{int(data["n"])}" data-view="vis">'
     page = page.replace("<body>", marker, 1)
+    if re.search(r"https?://", page, re.IGNORECASE):
+        raise RuntimeError("the vis view would refer to an external URL")
     if "innerHTML" in _asset("vis_view.js"):
         raise RuntimeError("the vis view's script would use innerHTML")
     return page

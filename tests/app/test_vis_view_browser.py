@@ -115,6 +115,15 @@ def test_clicking_a_node_selects_its_step_and_a_step_its_node(chromium_browser, 
                 "() => JSON.stringify(window.dagmath.data.nodes.map(n => n.kind))"))
             if n == "dead_end"
         )  # fmt: skip
+        # math in the list is typeset: the first step written with \( \), read from the data
+        pos = next(i for i, s in enumerate(traj.steps) if "\\(" in s.text)
+        page.locator(f'.dm-step[data-id="{pos}"]').scroll_into_view_if_needed()
+        box = page.locator(f'.dm-step[data-id="{pos}"] .dm-text')
+        page.wait_for_function(
+            f"() => document.querySelector('.dm-step[data-id=\"{pos}\"] .dm-text')"
+            ".dataset.typeset === '1'"
+        )
+        assert box.locator("math").count() >= 1 and "\\(" not in box.inner_text()
         save_screenshot(page, "vis_view_fields_1280x800", full_page=False)
         page_events.assert_clean()
     finally:

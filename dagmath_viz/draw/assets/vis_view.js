@@ -92,10 +92,40 @@
     else if (id !== null) net.unselectAll();  // a way-point: not a step
   });
 
+  // -- math: typeset with the KaTeX the page carries (window.dmKatex) as MathML when a step
+  // scrolls into view, as the step graph's list does (trust off; unparsable shows as written)
+  const katex = window.dmKatex || null;
+  const KATEX_OPTIONS = {throwOnError: false, trust: false, output: "mathml", strict: "ignore",
+    maxExpand: 300, maxSize: 30};
+  function putMath(box, segments, raw) {
+    box.textContent = "";
+    for (const [kind, piece] of segments) {
+      if (kind === 0) { box.appendChild(document.createTextNode(piece)); continue; }
+      const span = el("span", {class: kind === 2 ? "dm-math dm-display" : "dm-math"});
+      try {
+        katex.render(piece, span, Object.assign({displayMode: kind === 2}, KATEX_OPTIONS));
+      } catch (err) { box.textContent = raw; return; }
+      box.appendChild(span);
+    }
+    box.dataset.typeset = "1";
+  }
+  const pendingMath = new Map();
+  const mathObserver = (katex && "IntersectionObserver" in window)
+    ? new IntersectionObserver((entries) => {
+      for (const en of entries) {
+        if (!en.isIntersecting) continue;
+        const run = pendingMath.get(en.target);
+        if (run) { run(); pendingMath.delete(en.target); }
+        mathObserver.unobserve(en.target);
+      }
+    }, {root: list, rootMargin: "400px 0px"}) : null;
+
   // -- the step list ---------------------------------------------------------------------------
   const BADGE = {dead_end: "dead end", final_correct: "final · correct",
     final_incorrect: "final · incorrect", final: "final"};
-  list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · text as written" +
+  const hasMath = nodes.some((n) => n.math);
+  list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · " +
+    (hasMath && mathObserver ? "math typeset" : "text as written") +
     " · click a step to find it in the graph"));
   stepEls = nodes.map((n) => {
     if (n.position < 0) return null;
@@ -111,7 +141,12 @@
       view.bar.field + " " + barValue(n).toPrecision(3)));
     if (n.summary) head.appendChild(el("span", {class: "dm-summary"}, n.summary));
     s.appendChild(head);
-    s.appendChild(el("div", {class: "dm-text"}, n.text));
+    const textBox = el("div", {class: "dm-text"}, n.text);
+    s.appendChild(textBox);
+    if (mathObserver && n.math) {
+      pendingMath.set(s, () => putMath(textBox, n.math, n.text));
+      mathObserver.observe(s);
+    }
     s.addEventListener("click", () => select(n.id, {centre: true}));
     list.appendChild(s);
     return s;
