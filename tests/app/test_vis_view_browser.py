@@ -45,6 +45,12 @@ DRAWN = """(radius) => new Promise((done) => {
 })"""
 
 
+# A node's centre on screen, from vis-network's own canvas-to-page transform.
+CENTRE = """(id) => { const d = network.canvasToDOM(network.getPositions([id])[id]);
+  const r = document.getElementById('mynetwork').getBoundingClientRect();
+  return [d.x + r.left, d.y + r.top]; }"""
+
+
 def _loaded() -> list[Trajectory]:
     """The shared chains as the app loads them (fields, tags and summaries kept)."""
     _require_shared(thought_anchors.ROOT)
@@ -99,10 +105,7 @@ def test_clicking_a_node_selects_its_step_and_a_step_its_node(chromium_browser, 
     try:
         page.evaluate(DRAWN, BOX_RADIUS)
         # S3 (position 3): its centre on screen, from vis-network's own transform.
-        point = page.evaluate("""() => { const p = network.getPositions([3])[3];
-            const d = network.canvasToDOM(p);
-            const r = document.getElementById('mynetwork').getBoundingClientRect();
-            return [d.x + r.left, d.y + r.top]; }""")
+        point = page.evaluate(CENTRE, 3)
         page.mouse.click(*point)
         assert page.evaluate("() => document.body.dataset.selected") == "3"
         assert "sel" in page.locator('.dm-step[data-id="3"]').get_attribute("class")
@@ -191,6 +194,38 @@ def test_the_trajectory_page_switches_to_the_pyvis_drawing(
         page.wait_for_timeout(500)
         save_screenshot(page, "vis_trajectory_page_1280x800", full_page=False)
         page_events.console_errors = [e for e in page_events.console_errors if "404" not in e]
+        page_events.assert_clean()
+    finally:
+        context.close()
+
+
+HOSTILE = (
+    "</script><script>window.__pwned=1</script><img src=x onerror=window.__pwned=2> "
+    "<a href=javascript:window.__pwned=3>x</a> $5 \\(x^2\\)"
+)
+
+
+def test_hostile_text_is_shown_as_text_and_never_runs(chromium_browser, page_events):
+    from dagmath_viz.schema import Step
+
+    steps = (Step(1, (), HOSTILE, "why " + HOSTILE, tags=(HOSTILE,),
+                  fields=(("summary", HOSTILE), (HOSTILE, 1.0))),
+             Step(2, (1,), "ok"), Step(3, (1, 2), "so"))  # fmt: skip
+    traj = Trajectory("m", "d", "1", 0, steps)
+    html = render_vis_html(traj, bar_field=HOSTILE[:40], color_by="tag")
+    context, page = _open(chromium_browser, page_events, html)
+    try:
+        page.evaluate(DRAWN, BOX_RADIUS)
+        point = page.evaluate(CENTRE, 0)
+        page.mouse.move(*point)
+        page.wait_for_selector("div.vis-tooltip", state="visible")
+        tip = page.locator("div.vis-tooltip").inner_text()
+        assert "<script>window.__pwned=1</script>" in tip  # shown, as text
+        page.mouse.click(*point)
+        assert page.evaluate("() => window.__pwned") is None
+        assert page.locator("img, a").count() == 0  # no markup from the text became elements
+        text = page.locator('.dm-step[data-id="0"] .dm-text').inner_text()
+        assert "onerror=window.__pwned=2" in text
         page_events.assert_clean()
     finally:
         context.close()
