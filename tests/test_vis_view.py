@@ -17,6 +17,7 @@ from dagmath_viz.draw import layout as geo
 from dagmath_viz.draw import vis_view
 from dagmath_viz.draw.layout import collisions
 from dagmath_viz.draw.vis_view import render_vis_html, vis_geometry
+from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import Step, Trajectory
 
 try:  # `python -m pytest` puts the repository root on sys.path, plain `pytest` only tests/
@@ -25,6 +26,9 @@ try:  # `python -m pytest` puts the repository root on sys.path, plain `pytest` 
 except ImportError:  # pragma: no cover
     import thought_anchors
     from test_layout import _require_shared
+
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _traj(*steps: tuple) -> Trajectory:
@@ -56,9 +60,11 @@ def test_a_straight_line_would_pass_behind_a_box_and_the_way_points_go_round_it(
     assert collisions(geo.Layout("t", boxes, (straight,), 0, 0)) == [(2, 0, 4)]  # behind S3
     route = next(r for r in g.layout.routes if (r.source, r.target) == (0, 4))
     assert route.points[0] == (s1.cx, s1.cy) and route.points[-1] == (s5.cx, s5.cy)
-    # Inside layer 1's band (y 78..104) the route runs right of S3, in the gap beside it.
-    in_band = [x for x, y in route.points if s3.y <= y <= s3.y + s3.h]
-    assert in_band and all(x > s3.x + s3.w for x in in_band)
+    # Across layer 1's band (y 78..104) the route runs right of S3 (which ends at x 98), in
+    # its own slot beside it: every segment that meets the band is there.
+    legs = [(p, q) for p, q in zip(route.points, route.points[1:], strict=False)
+            if min(p[1], q[1]) <= s3.y + s3.h and max(p[1], q[1]) >= s3.y]  # fmt: skip
+    assert legs and all(min(p[0], q[0]) > s3.x + s3.w for p, q in legs)
     assert collisions(g.layout) == [] and g.untruthful == ()
 
 
@@ -189,3 +195,43 @@ def test_shared_chains_dead_ends_are_the_uncited_steps():
 @pytest.mark.parametrize("name", ["vis_view.js", "vis_view.css"])
 def test_assets_ship_with_the_package(name):
     assert (Path(vis_view.__file__).parent / "assets" / name).is_file()
+
+
+def _check(traj: Trajectory) -> None:
+    g = vis_geometry(traj)
+    assert collisions(g.layout) == [] and g.untruthful == (), traj.source
+
+
+def test_wide_proof_layers_do_not_graze_a_neighbour():
+    # 128 steps over 6 layers, 4000 px wide: edges leave their ports almost flat. Before the
+    # stubs at both ends of each slanted leg, 23 of them passed within 1 px of a box
+    # in their start or end layer (S9 -> S41 under S6's box, the first).
+    path = REPO / "sample_data" / "runs" / "gsm-bfs" / "gsm-logic" / "problem_1_all_samples.json"
+    traj = load_paths([path]).trajectories[0]
+    assert len(traj.steps) == 128
+    g = vis_geometry(traj)
+    assert g.layout.width > 3000
+    # every slanted leg lies inside one gap between layer bands, clear of every band
+    for route in g.layout.routes:
+        for p, q in zip(route.points[1:-1], route.points[2:-1], strict=False):
+            if p[0] != q[0] and p[1] != q[1]:
+                lo, hi = sorted((p[1], q[1]))
+                band = int(lo // geo.LAYER_STEP) * geo.LAYER_STEP
+                assert band + geo.NODE_H < lo and hi < band + geo.LAYER_STEP, (p, q)
+    _check(traj)
+
+
+def test_every_shared_trajectory_is_drawn_truthfully_by_the_vis_view():
+    _require_shared(thought_anchors.ROOT)
+    trajs = load_paths([REPO / ".." / "shared" / "data"]).trajectories
+    assert len(trajs) >= 28  # 20 Thought Anchors chains, 8 few-shot solutions
+    for traj in trajs:
+        _check(traj)
+
+
+@pytest.mark.slow
+def test_every_bundled_trajectory_is_drawn_truthfully_by_the_vis_view():
+    trajs = load_paths([REPO / "sample_data" / "runs"]).trajectories
+    assert len(trajs) > 4000
+    for traj in trajs:
+        _check(traj)

@@ -125,13 +125,32 @@ def _meets_other(lay: geo.Layout, route: geo.Route) -> bool:
 
 
 def _waypoints(points: tuple[geo.Point, ...], dst: geo.Box) -> tuple[geo.Point, ...]:
-    """The route's bends, its last point moved :data:`APPROACH` px out of the target's
-    border (up from its top, down from its bottom), rounded to whole px, collinear points
-    dropped."""
-    *body, (x, y) = points
-    out = y - APPROACH if y <= dst.y + 1e-6 else y + APPROACH
-    # whole px, as vis-network reports them (the check then runs on the rounded points)
-    pts = [(float(round(px)), float(round(py))) for px, py in [*body, (x, out)]]
+    """The way-points of one layered route, for straight segments between them.
+
+    Every slanted leg of a layered route crosses an empty gap between two layer bands, from
+    one band's edge to the next's, where it may leave a port almost flat and graze the next
+    box of the same layer. So each slanted leg gets a vertical stub of :data:`APPROACH` px
+    at both ends: it slants only inside the gap, clear of every band. The route's ends, on
+    its two boxes' borders, are then left to vis-network (which draws from box centre to the
+    first way-point, clipped at the box, inside the port's own box); an end with no stub is
+    moved :data:`APPROACH` px out of its box instead, so the arrowhead has room. Points are
+    rounded to whole px (as vis-network reports them; the check runs on the rounded points)
+    and collinear ones dropped.
+    """
+    out: list[geo.Point] = [points[0]]
+    for (px, py), (qx, qy) in zip(points, points[1:], strict=False):
+        if px != qx and py != qy and abs(qy - py) > 2 * APPROACH:
+            step = APPROACH if qy > py else -APPROACH
+            out += [(px, py + step), (qx, qy - step)]
+        out.append((qx, qy))
+    if len(out) > 2 and _is_stub(out[0], out[1]):
+        out = out[1:]
+    if len(out) > 2 and _is_stub(out[-1], out[-2]):
+        out = out[:-1]
+    else:
+        x, y = out[-1]
+        out[-1] = (x, y - APPROACH if y <= dst.y + 1e-6 else y + APPROACH)
+    pts = [(float(round(x)), float(round(y))) for x, y in out]
     kept: list[geo.Point] = []
     for p in pts:
         while len(kept) >= 2 and _collinear(kept[-2], kept[-1], p):
@@ -139,6 +158,10 @@ def _waypoints(points: tuple[geo.Point, ...], dst: geo.Box) -> tuple[geo.Point, 
         if not kept or kept[-1] != p:
             kept.append(p)
     return tuple(kept)
+
+
+def _is_stub(end: geo.Point, nxt: geo.Point) -> bool:
+    return end[0] == nxt[0] and abs(abs(end[1] - nxt[1]) - APPROACH) < 1e-9
 
 
 def _collinear(a: geo.Point, b: geo.Point, c: geo.Point) -> bool:
@@ -203,7 +226,8 @@ def render_vis_html(
 
 def _notes(data: dict[str, Any]) -> list[str]:
     notes = ["Drawn by vis-network (pyvis): boxes fixed where the layered layout puts them, "
-             "edges through way-points so none passes behind a box it does not join."]  # fmt: skip
+             "edges through way-points so none passes behind a box it does not join. "
+             "Drag to pan, scroll to zoom."]  # fmt: skip
     if data["untruthful"]:
         names = ", ".join(
             data["nodes"][data["edges"][e]["from"]]["label"]

@@ -153,15 +153,19 @@
   });
 
   // -- the first view: the top of the drawing at a readable scale (a 100-step chain is
-  // thousands of px deep: fitting it all would make every box a dot) --------------------------
+  // thousands of px deep, a wide one over 1000 px wide: fitting it all would make every label
+  // a smudge), its left part when it is wider than the pane; drag pans, the wheel zooms ----
+  const MIN_SCALE = 0.75;
   function firstView() {
     const xs = boxes.filter((b) => b);
     if (!xs.length) return;
     const left = Math.min(...xs.map((b) => b[0])), right = Math.max(...xs.map((b) => b[0] + b[2]));
     const top = Math.min(...xs.map((b) => b[1]));
-    const scale = Math.min(1, Math.max((container.clientWidth - 30) / (right - left + 30), 0.35));
-    net.moveTo({position: {x: (left + right) / 2,
-      y: top - 14 + container.clientHeight / 2 / scale}, scale: scale, animation: false});
+    const W = container.clientWidth, H = container.clientHeight;
+    const scale = Math.min(1, Math.max((W - 30) / (right - left + 30), MIN_SCALE));
+    const fits = (right - left + 30) * scale <= W;
+    const x = fits ? (left + right) / 2 : left - 15 + W / 2 / scale;
+    net.moveTo({position: {x: x, y: top - 14 + H / 2 / scale}, scale: scale, animation: false});
   }
 
   fitHeight();
