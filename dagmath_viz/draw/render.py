@@ -18,7 +18,9 @@ Safety rules the output keeps, because Streamlit embeds it in an iframe with
 Every node of the data carries ``kind`` (see :data:`KINDS`), ``dead_end``, ``fault`` and
 ``position``; the view's root element says how many nodes it drew (``data-nodes``).
 
-Logic-program proofs (:func:`render_proof_html`) are still drawn by vis-network through pyvis.
+Logic-program proofs (:func:`render_proof_html`) are still drawn by vis-network through pyvis,
+and so is the trajectory's optional pyvis drawing (:mod:`dagmath_viz.draw.vis_view`), which
+shares this module's data, legend and post-processing of pyvis's page.
 """
 
 from __future__ import annotations
@@ -371,7 +373,10 @@ def graph_data(
     ``answer_path`` (nodes the final step depends on, and the final step) and ``layouts``
     (``reading`` always, ``layered`` for short trajectories; each with a ``pruned`` twin
     holding only ``answer_path``), each layout with one ``[x, y, w, h]`` per node and one SVG
-    path per edge (``None`` for what it leaves out).
+    path per edge (``None`` for what it leaves out). Each step node also carries its numeric
+    ``fields``, its ``summary`` and (with tags) a ``tag_color``; ``fields`` (per name: min,
+    max, largest absolute value, steps that have it) and ``tag_colors`` ([tag, colour,
+    steps] of the first tags) are what the bar and the stripe are measured and told by.
     """
     n, nodes, edges, answer = _model(traj, dead_ends, final_correct)
     layouts = _layouts(n, nodes, edges, answer)
