@@ -16,12 +16,7 @@ st.set_page_config(
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:", default=True),
-    st.Page(
-        "pages/table.py",
-        title="Trajectories",
-        icon=":material/table_rows:",
-        url_path="trajectories",
-    ),  # fmt: skip
+    st.Page("pages/trajectories.py", title="Trajectories", icon=":material/table_rows:"),
     st.Page("pages/trajectory.py", title="Trajectory", icon=":material/account_tree:"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
     st.Page("pages/distributions.py", title="Distributions", icon=":material/bar_chart:"),

@@ -61,9 +61,16 @@ def main(argv: list[str]) -> int:
     """
     app_args = argv[argv.index("--") + 1 :] if "--" in argv else []
     sys.path.insert(0, str(ROOT))  # as streamlit run does for app.py: `pages` is importable
+    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 
     from explorer import common
+
+    # Streamlit reads a pages/ folder beside app.py as its legacy multipage mode until
+    # st.navigation first runs in the process: a first visit straight to a deep link would
+    # run the page alone (or, for a name with no file of its own, say "Page not found").
+    # app.py always navigates, so the legacy mode is off from the start.
+    PagesManager.uses_pages_directory = False
 
     threading.Thread(
         target=_preload, args=(common, app_args), name="dagmath-preload", daemon=True

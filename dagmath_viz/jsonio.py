@@ -3,7 +3,11 @@
 Every reader in the package comes through here, so every command treats a file the same
 way: a UTF-8 byte-order mark is skipped; nesting deeper than orjson's limit (1,024 levels)
 is refused, not a crash; a parse error is one line naming the line and column (invalid
-UTF-8 names the byte and where it is); a missing file is "no such file or folder".
+UTF-8 names the byte and where it is); a missing file is "no such file or folder"; a JSON
+Lines file with one line longer than :func:`max_line_bytes` (64 MB, or
+``$DAGMATH_MAX_LINE_BYTES``) is refused as ``line N longer than ...`` while it is read, so the
+long line is never held in memory (JSON costs several times its size once parsed: one 2 GB
+line took 10 GB).
 
 Messages from :func:`parse` and :func:`parse_lines` carry the place, not the file (callers
 add it: loading reports ``<file>: file: line N, column C: ...``, other commands
@@ -27,7 +31,7 @@ import secrets
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,6 +41,8 @@ from dagmath_viz.schema import InputError
 
 __all__ = [
     "BOM",
+    "MAX_LINE_BYTES",
+    "MAX_LINE_ENV",
     "append_lines",
     "NO_SUCH_FILE",
     "Document",
@@ -46,6 +52,8 @@ __all__ = [
     "read_bytes",
     "read_json",
     "read_jsonl",
+    "read_lines_bytes",
+    "max_line_bytes",
     "strip_bom",
     "write_atomic",
 ]
@@ -54,6 +62,12 @@ BOM = b"\xef\xbb\xbf"
 #: The one wording of a path that is not there (files, folders, answer keys, task DAGs).
 NO_SUCH_FILE = "no such file or folder"
 _OPTS = orjson.OPT_SERIALIZE_NUMPY
+#: The longest JSON Lines line read (bytes, its newline not counted), unless the environment
+#: says otherwise: a record far past any trajectory's size, far below what parsing it costs.
+MAX_LINE_BYTES = 64 * 1024**2
+#: The environment variable that sets another cap (a whole number of bytes above 0).
+MAX_LINE_ENV = "DAGMATH_MAX_LINE_BYTES"
+_CHUNK = 1 << 20
 
 
 # --------------------------------------------------------------------------- reading
@@ -77,9 +91,60 @@ def read_jsonl(path: str | Path) -> Iterator[Document]:
     """The documents of a JSONL file, one per non-blank line (bad lines as InputError).
 
     Raises:
-        InputError: the file cannot be read.
+        InputError: the file cannot be read, or one line is longer than the cap
+            (:func:`read_lines_bytes`).
     """
-    return parse_lines(read_bytes(path))
+    return parse_lines(read_lines_bytes(path))
+
+
+def read_lines_bytes(path: str | Path, cap: int | None = None) -> bytes:
+    """A JSON Lines file's bytes, refused when one line is longer than ``cap`` bytes.
+
+    ``cap`` defaults to :func:`max_line_bytes`. A file no longer than the cap is read as
+    :func:`read_bytes` reads it. A longer one is first read a chunk at a time, each chunk
+    dropped once its line lengths are counted, so a 2 GB line costs one chunk of memory
+    and is refused at the cap; only a file whose every line fits is then read whole.
+
+    Raises:
+        InputError: as :func:`read_bytes`, or ``<path>: line N longer than C bytes (...)``.
+    """
+    cap = max_line_bytes() if cap is None else cap
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            regular = stat.S_ISREG(info.st_mode)
+            if regular and info.st_size <= cap:
+                return handle.read()
+            kept = _scan_lines(handle, path, cap, keep=not regular)
+            if kept is not None:
+                return kept
+            handle.seek(0)
+            return handle.read()
+    except FileNotFoundError:
+        raise InputError(f"{path}: {NO_SUCH_FILE}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _scan_lines(handle: Any, path: str | Path, cap: int, keep: bool) -> bytes | None:
+    """Read ``handle`` to its end a chunk at a time, raising at the first line past ``cap``;
+    the bytes when ``keep`` (a stream that cannot be read again), else None."""
+    chunks: list[bytes] = []
+    run = 0  # bytes of the current line seen in earlier chunks
+    line = 1  # the number of the line the chunk starts in
+    while chunk := handle.read(_CHUNK):
+        parts = chunk.split(b"\n")
+        for i, part in enumerate(parts):
+            if (run if i == 0 else 0) + len(part) > cap:
+                raise InputError(
+                    f"{path}: line {line + i} longer than {cap} bytes (the cap on one "
+                    f"JSON Lines line; {MAX_LINE_ENV} sets another)"
+                )
+        line += len(parts) - 1
+        run = (run if len(parts) == 1 else 0) + len(parts[-1])
+        if keep:
+            chunks.append(chunk)
+    return b"".join(chunks) if keep else None
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -94,6 +159,17 @@ def read_bytes(path: str | Path) -> bytes:
         raise InputError(f"{path}: {NO_SUCH_FILE}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def max_line_bytes(environ: Mapping[str, str] | None = None) -> int:
+    """The cap on one JSON Lines line: ``$DAGMATH_MAX_LINE_BYTES`` when set (a whole number
+    above 0), else :data:`MAX_LINE_BYTES`; anything else is an InputError naming it."""
+    raw = (os.environ if environ is None else environ).get(MAX_LINE_ENV, "").strip()
+    if not raw:
+        return MAX_LINE_BYTES
+    if not (raw.isascii() and raw.isdigit() and len(raw) < 19 and int(raw) > 0):
+        raise InputError(f"{MAX_LINE_ENV}={raw[:40]!r}: expected a whole number of bytes above 0")
+    return int(raw)
 
 
 def parse(data: bytes, first_line: int = 1) -> Any:

@@ -43,7 +43,7 @@ from dagmath_viz.text import HIDDEN_CHARACTERS, counted, escape_markdown, plain,
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = ROOT / "sample_data" / "runs"
 MAX_TABLE_ROWS = 2000
-TABLE_PAGE = "pages/table.py"
+TABLE_PAGE = "pages/trajectories.py"
 TRAJECTORY_PAGE = "pages/trajectory.py"
 #: query parameter telling a reloaded page that its data were uploaded (and are now gone)
 UPLOAD_PARAM = "source"

@@ -1,8 +1,13 @@
 """Sharing and labelling in the app: the HTML download and the label controls.
 
 Not a page. The Trajectory page calls :func:`trajectory_tools` (a "Download as HTML" button
-and the label panel); the Trajectories and Dead ends pages call :func:`label_filter`, which
-adds a ``labels`` column (so labels export with the CSV) and a filter by label.
+and the label panel); Compare calls :func:`comparison_download` and Overview
+:func:`report_download` (the same files as ``dagmath export-html --compare`` and
+``--report``); the Trajectories and Dead ends pages call :func:`label_filter`, which adds a
+``labels`` column (so labels export with the CSV) and a filter by label.
+
+The files are written when a button is clicked (a callable, ``on_click="ignore"``): a run
+report costs a second or more, and a page run should not pay it on every visit.
 
 Where labels live: ``$DAGMATH_LABELS`` when set, else the sidecar beside the data source
 (:func:`dagmath_viz.store.labels.sidecar_path`). They are read again whenever the file
@@ -70,6 +75,64 @@ def trajectory_tools(traj: Trajectory, rec: Any) -> None:
         on_click="ignore",
     )
     _label_panel(traj, rec)
+
+
+def comparison_download(
+    side_a: tuple[Trajectory, Any], side_b: tuple[Trajectory, Any], names: tuple[str, str]
+) -> None:
+    """Compare's "Download as HTML": the two trajectories shown, aligned, as one file."""
+    marks = current_labels()
+    (ta, ra), (tb, rb) = side_a, side_b
+    recs = (dict(ra), dict(rb))
+    shown = tuple(f"{n} · sample {int(r['sample_id'])}" for n, r in zip(names, recs, strict=True))
+    st.download_button(
+        "Download this comparison as HTML (one offline file)",
+        functools.partial(_comparison_page, ta, recs[0], tb, recs[1], shown, marks),
+        file_name=f"compare-{_slug(recs[0]['problem_id'])}-{_slug(recs[0]['model'])}-"
+        f"{int(recs[0]['sample_id'])}-{_slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
+        mime="text/html",
+        key="share_compare_html",
+        on_click="ignore",
+    )
+
+
+def _comparison_page(ta, ra: dict, tb, rb: dict, names, marks: lb.LabelFile) -> bytes:
+    from dagmath_viz.draw.html_export import ExportedTrajectory, comparison_html
+
+    a = ExportedTrajectory(ta, ra, marks.for_trajectory(ra))
+    b = ExportedTrajectory(tb, rb, marks.for_trajectory(rb))
+    return comparison_html(a, b, names=names).encode()
+
+
+#: The run report's sections, as ``dagmath export-html --report`` writes them by default.
+REPORT_SELECTION = "incorrect-dead-ends"
+REPORT_LIMIT = 10
+
+
+def report_download(corpus: Any) -> None:
+    """Overview's "Download as HTML": the run report of the loaded data (the Overview's
+    tables and charts, by the same calls; then up to :data:`REPORT_LIMIT` trajectories of
+    :data:`REPORT_SELECTION`, each its own section)."""
+    roots = tuple(st.session_state.get("source_paths") or ())
+    st.download_button(
+        "Download this report as HTML (one offline file)",
+        functools.partial(_report_page, corpus, roots, current_labels()),
+        file_name="dagmath-report.html",
+        mime="text/html",
+        key="share_report_html",
+        on_click="ignore",
+        help=f"The Overview's tables and charts, then up to {REPORT_LIMIT} trajectories: "
+        "incorrect ones with dead ends, most dead ends first.",
+    )
+
+
+def _report_page(corpus: Any, roots: tuple[str, ...], marks: lb.LabelFile) -> bytes:
+    from dagmath_viz.draw.html_export import exported_items, report_html, select_rows
+
+    rows = select_rows(corpus.scored, REPORT_SELECTION, REPORT_LIMIT)
+    items = exported_items(corpus, rows, roots, marks)
+    title = f"Run report: {corpus.label}"
+    return report_html(corpus.scored, items, title=title, selection=REPORT_SELECTION).encode()
 
 
 def _trajectory_page(traj: Trajectory, rec: dict) -> bytes:

@@ -12,10 +12,9 @@ import streamlit as st
 from dagmath_viz.analysis import metrics, paired, tables
 from dagmath_viz.analysis.align import align_texts
 from dagmath_viz.draw import figures
-from dagmath_viz.draw.aligned import render_aligned_html
-from dagmath_viz.draw.render import LAYERED_MAX
+from dagmath_viz.draw.aligned import GRAPH_SCALE, render_aligned_html, shared_layout
 from dagmath_viz.text import escape_markdown, natural_key
-from explorer import common
+from explorer import common, share
 from explorer.graph_view import trajectory_view
 
 corpus = common.corpus()
@@ -183,8 +182,6 @@ else:
                           problems=in_cell["problem_id"].tolist())  # fmt: skip
 
 GRAPH_HEIGHT = 460
-#: One zoom for every graph side by side (1 = 100 %), so that sizes compare.
-GRAPH_SCALE = 1.0
 
 
 def _draw_graph(traj, rec, layout: str) -> None:
@@ -276,8 +273,8 @@ else:
             ),  # fmt: skip
             height=ALIGNED_HEIGHT,
         )
-        # one layout for both graphs: layered only when both are short enough for it
-        layout = "layered" if max(len(ta.steps), len(tb.steps)) <= LAYERED_MAX else "reading"
+        share.comparison_download((ta, ra), (tb, rb), (f"A: {model_a}", f"B: {model_b}"))
+        layout = shared_layout(ta, tb)
         st.caption(f"Graphs: one layout ({layout}) and one scale (100 %) for both.")
         for col, (t, r) in zip(st.columns(2), shown_sides, strict=True):
             with col:

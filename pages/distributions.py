@@ -41,7 +41,8 @@ data = grouped[grouped["model"].isin(chosen)]
 
 if has_difficulty:
     st.caption(
-        "Difficulty group k holds difficulties in (k − 1, k] (the paper's Figure 3). "
+        "Difficulty group k holds difficulties in (k − 1, k]; the paper's Figure 3 plots the "
+        "means of these statistics by difficulty group. "
         "Trajectories without a difficulty are left out of this plot."
     )
     x = "difficulty_group"
@@ -82,6 +83,23 @@ def _outlier_chart(data, x: str, name: str) -> None:
 
 
 _outlier_chart(strat, x, "strata")
+
+if has_difficulty:
+    st.subheader("The paper's Figure 3: the five statistics by difficulty")
+    st.caption(
+        "Mean of each graph statistic per model and difficulty group, every trajectory of "
+        "the group (all cohorts; density in percent). In the paper all five rise with "
+        "difficulty, max out-degree more sharply than max in-degree. Hover a point for n."
+    )
+    means = common.derived(
+        "graph_stats_by_difficulty",
+        lambda: tables.graph_stats_by_difficulty(df[PLOTTED]),
+    )
+    means = means[means["model"].isin(chosen)]
+    st.plotly_chart(
+        paper_figures.graph_stats_figure(means, common.model_colours()), width="stretch"
+    )
+    common.download(means, "graph_stats_by_difficulty.csv", "Download Figure 3's means (CSV)")
 
 st.subheader("By cohort")
 st.caption("Cohorts overlap as in the paper: All, Incorrect, Correct (right answer), Perfect.")

@@ -10,7 +10,7 @@ import streamlit as st
 from dagmath_viz.analysis import metrics, tables
 from dagmath_viz.bundled import bundled_notice
 from dagmath_viz.draw import figures, paper_figures
-from explorer import common
+from explorer import common, share
 
 
 def chart_on_demand(label: str, key: str, figure: Callable[[], Any]) -> None:
@@ -61,6 +61,7 @@ if picked is not None and picked.selection.rows:
     st.session_state["ov_board_n"] = st.session_state.get("ov_board_n", 0) + 1
     common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
 common.download(board, "leaderboard.csv", "Download the leaderboard (CSV, fractions)")
+share.report_download(corpus)  # this page's tables and charts as one offline file
 
 early = common.derived(
     "answers_before_final", lambda: tables.answers_before_final_step(df, corpus.trajectories)

@@ -80,11 +80,13 @@ position = order.index((problem, sample)) + 1
 with pick[4]:
     st.button(
         "◀ Prev", on_click=_move, args=(-1,), width="stretch", disabled=position == 1,
+        key="traj_prev",  # the view's p key presses it (draw/assets/trajectory_view.js)
         help="The previous trajectory (this is the first)" if position == 1 else None,
     )  # fmt: skip
 with pick[5]:
     st.button(
         "Next ▶", on_click=_move, args=(1,), width="stretch", disabled=position == len(order),
+        key="traj_next",  # the view's n key
         help="The next trajectory (this is the last)" if position == len(order) else None,
     )  # fmt: skip
 
@@ -163,7 +165,8 @@ cells[2].metric("Dead ends", n_dead)
 cells[3].metric("Steps / edges", f"{rec['n_nodes']} / {rec['n_edges']}")
 cells[4].metric("Density", tables.format_percent(rec["density"]))
 st.caption(
-    f"Trajectory {position:,} of {len(order):,} shown · source: "
+    f"Trajectory {position:,} of {len(order):,} shown · keys: j/k steps, n/p trajectories, "
+    "a path to the answer, c copy link, ? all keys · source: "
     + escape_markdown(plain(rec["source"] or "", 200))
 )
 with st.expander("Problem", expanded=False):

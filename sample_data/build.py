@@ -432,11 +432,11 @@ def build_gsm(source: Path) -> Part:
     for proof in proofs:
         rel = sample_path("runs", f"gsm-{proof['strategy']}", GSM_DATASET, proof["problem_id"])
         files[rel.as_posix()] = dump_json([trajectory_sample(proof)])
+    # no difficulty: a proof's depth is not the DAG-MATH difficulty scale
     answers = tuple(
-        {"problem_id": p["problem_id"], "dataset": GSM_DATASET, "answer": str(p["answer"]),
-         "difficulty": p["depth"]}
+        {"problem_id": p["problem_id"], "dataset": GSM_DATASET, "answer": str(p["answer"])}
         for p in problems
-    )  # fmt: skip
+    )
     return Part(files=files, answers=answers)
 
 

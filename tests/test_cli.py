@@ -160,7 +160,8 @@ def test_report_csv_and_table(capsys, mixed_scored: Path) -> None:
     assert float(rows["model_a"]["pass_at_1"]) == pytest.approx(0.75)
     code, out, _ = run(capsys, "report", mixed_scored, "--bootstrap", "0")
     assert code == 0
-    assert "75.0%" in out and "25.0%" in out  # the table prints rates in percent
+    # the table prints rates in percent, the unit in the column's header
+    assert "PASS@1 %" in out and " 75.0 " in out and " 25.0 " in out
 
 
 def test_report_by_model(capsys, mixed_scored: Path) -> None:
@@ -423,7 +424,9 @@ def test_usage_errors_exit_2_without_a_traceback(capsys, argv: list[str]) -> Non
 def test_help_shows_defaults(capsys) -> None:
     assert main(["report", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: model,dataset)" in text and "(default: 1000)" in text
+    assert (
+        "(default: model,dataset)" in text and "interval; not a bootstrap) (default: True)" in text
+    )
     assert "(default: table)" in text and "(default: None)" not in text
     assert main(["score", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

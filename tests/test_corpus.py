@@ -152,8 +152,11 @@ def test_a_jsonl_of_trajectories_is_read_once(tmp_path, monkeypatch):
     lines = [{"problem_id": i, "sample_id": 0, "steps": [step], "answer": "1"} for i in range(3)]
     path.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
     reads: list[str] = []
-    real = jsonio.read_bytes
+    real, real_lines = jsonio.read_bytes, jsonio.read_lines_bytes
     monkeypatch.setattr(jsonio, "read_bytes", lambda p: reads.append(str(p)) or real(p))
+    monkeypatch.setattr(  # JSON Lines are read through the line cap (issue 33 item 9)
+        jsonio, "read_lines_bytes", lambda p, cap=None: reads.append(str(p)) or real_lines(p, cap)
+    )
     corpus = load_corpus([path])
     assert len(corpus) == 3 and corpus.trajectory(0) is not None
     assert reads.count(str(path)) == 1

@@ -10,9 +10,15 @@ fixed; the thresholds leave room for Monte-Carlo error (±1.1 points at 1,500 re
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from dagmath_viz.analysis.metrics import bootstrap_interval, mean_interval, paired_difference
+from dagmath_viz.analysis.metrics import (
+    bootstrap_interval,
+    mean_interval,
+    paired_difference,
+    summarise,
+)
 from dagmath_viz.score.reference import records_frame
 
 TRUE_MEAN = 0.6 / (0.6 + 2.4)
@@ -78,3 +84,73 @@ def _row(model: str, problem: int, sample: int, correct: bool) -> dict:
         "closed": True, "final_correct": correct, "perfect": correct,
         "class": "perfect" if correct else "incorrect",
     }  # fmt: skip
+
+
+# --- through summarise: low rates, skewed rates, pooled groups (issue 30) ------------------------
+#
+# Each replication draws 12 problems, a rate p per problem and, for each model m, 16 samples
+# correct with probability min(1, f_m p) and closed (so perfect) with probability q_m when
+# correct. The truth of a group is the mean over its models of E[min(1, f_m p)] (PASS@1) and
+# of q_m E[min(1, f_m p)] (R̂), from a large seeded draw. "pooled" groups three models
+# over the same problems (``--by dataset``): their rows of a problem share its p.
+#
+# Skewed: p ~ Beta(0.6, 2.4) (mean 0.2, skewness 1.2). Low: p ~ Beta(0.5, 9.5) (mean 0.05,
+# skewness 2.3), R̂ about 1%: many replications have no perfect sample at all.
+COVERAGE_CASES = {
+    "skewed": ((0.6, 2.4), (1.0,), (0.15,)),
+    "low": ((0.5, 9.5), (1.0,), (0.2,)),
+    "pooled-skewed": ((0.6, 2.4), (0.6, 1.0, 1.4), (0.1, 0.15, 0.2)),
+    "pooled-low": ((0.5, 9.5), (0.6, 1.0, 1.4), (0.1, 0.15, 0.2)),
+}
+PROBLEMS, SAMPLES, REPLICATIONS_30 = 12, 16, 1000
+
+
+def _truth(beta: tuple, factors: tuple, closed: tuple) -> tuple[float, float]:
+    big = np.random.default_rng(3).beta(*beta, size=2_000_000)
+    rates = [np.minimum(1.0, f * big).mean() for f in factors]
+    return float(np.mean(rates)), float(
+        np.mean([q * r for q, r in zip(closed, rates, strict=True)])
+    )
+
+
+def _replications(rng, beta: tuple, factors: tuple, closed: tuple) -> pd.DataFrame:
+    """All replications in one frame, replication r as dataset ``D<r>`` (one group each)."""
+    p = rng.beta(*beta, size=(REPLICATIONS_30, PROBLEMS))
+    parts = []
+    for m, (f, q) in enumerate(zip(factors, closed, strict=True)):
+        rate = np.repeat(np.minimum(1.0, f * p).reshape(-1), SAMPLES)
+        correct = rng.random(rate.size) < rate
+        shut = correct & (rng.random(rate.size) < q)
+        rep = np.repeat(np.arange(REPLICATIONS_30), PROBLEMS * SAMPLES)
+        problem = np.tile(np.repeat(np.arange(PROBLEMS), SAMPLES), REPLICATIONS_30)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "model": f"m{m}",
+                    "dataset": pd.Series(rep).map("D{:04d}".format),
+                    "problem_id": pd.Series(problem).map("p{}".format),
+                    "final_correct": correct,
+                    "closed": shut,
+                    "closeness_rate": np.where(shut, 1.0, 0.5),
+                    "difficulty": np.nan,
+                    "class": np.where(shut, "perfect", np.where(correct, "imperfect", "incorrect")),
+                }
+            )  # fmt: skip
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(COVERAGE_CASES))
+def test_report_intervals_cover_at_12_problems(case: str) -> None:
+    beta, factors, closed = COVERAGE_CASES[case]
+    truth = dict(zip(("pass_at_1", "r_hat"), _truth(beta, factors, closed), strict=True))
+    frame = _replications(np.random.default_rng(30), beta, factors, closed)
+    rows = summarise(frame, by=["dataset"], n_boot=1, cohorts=False)
+    assert len(rows) == REPLICATIONS_30
+    assert all(row["small_sample"] for row in rows)  # 12 problems, whatever the models
+    for name, value in truth.items():
+        bounds = np.array([row[f"{name}_ci"] for row in rows])
+        assert (bounds[:, 0] < bounds[:, 1]).all()  # never a single point, even at 0 of 12
+        covered = ((bounds[:, 0] <= value) & (value <= bounds[:, 1])).mean()
+        assert covered >= 0.93, (name, covered)

@@ -244,3 +244,15 @@ def test_fast_path_reads_the_answer_by_the_same_rule() -> None:
     steps[0]["text"] = steps[1]["text"] = "x"
     measured = measure_clean_steps(steps)
     assert (measured.predicted_answer, measured.answer_step) == ("no box anywhere", None)
+
+
+@pytest.mark.shared
+def test_a_gold_files_domain_list_is_its_domain(answer_checker, shared_data, tmp_path):
+    # The gold benchmark writes Omni-MATH's domain as a list of "A -> B -> C" paths (issue
+    # 30): both paths read it as the paths joined, never as None.
+    gold = json.loads((shared_data / "gold" / "problem_1.json").read_text())
+    gold[0]["domain"] = ["Mathematics -> Algebra", "Mathematics -> Geometry"]
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "gold" / "problem_1.json").write_text(json.dumps(gold))
+    rows = [orjson.loads(line) for line in assert_same([tmp_path], answer_checker, 1).splitlines()]
+    assert [r["domain"] for r in rows] == ["Mathematics -> Algebra; Mathematics -> Geometry"]

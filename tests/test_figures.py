@@ -258,6 +258,35 @@ def test_paper_figures_use_the_model_colours_and_escape_names():
     assert '<span style=\\"background' not in _strings(fig)
 
 
+def test_figure_3_is_the_five_graph_statistics_by_difficulty():
+    from dagmath_viz.draw import paper_figures
+
+    table = pd.DataFrame({"model": [BEACON, BEACON, "b"], "difficulty_group": [1, 2, 1],
+                          "n": [3, 4, 5], "n_nodes": [10.0, 12.0, 9.0],
+                          "n_edges": [12.0, 15.0, 10.0], "density": [0.2, 0.15, 0.25],
+                          "max_in_degree": [2.0, 2.5, 2.0],
+                          "max_out_degree": [3.0, 4.5, 2.5]})  # fmt: skip
+    fig = paper_figures.graph_stats_figure(table)
+    assert fig.layout.title.text == "Graph statistics by difficulty group (the paper's Figure 3)"
+    panels = sorted(a.text for a in fig.layout.annotations)
+    assert panels == sorted(["#nodes", "#edges", "density (%)", "max in-degree",
+                             "max out-degree"])  # fmt: skip
+    # one trace per model and statistic; density shown in percent
+    assert len(fig.data) == 2 * 5
+    density = [t for t in fig.data if t.name == "b" and 25.0 in list(t.y)]
+    assert len(density) == 1 and list(density[0].x) == [1]
+    assert '<span style=\\"background' not in fig.to_json()
+
+
+def test_the_rates_chart_does_not_claim_to_be_figure_3():
+    from dagmath_viz.draw import paper_figures
+
+    table = pd.DataFrame({"model": ["a"], "difficulty_group": [1], "pass_at_1": [0.5],
+                          "r_hat": [0.2], "auc": [0.4]})  # fmt: skip
+    title = paper_figures.difficulty_figure(table).layout.title.text
+    assert title == "PASS@1, R̂ and AUC by difficulty group"
+
+
 def test_lab_distance_of_known_colours():
     # white is L* = 100 and black L* = 0, both with a* = b* = 0: ΔE = 100
     assert abs(figures._lab_distance("#FFFFFF", "#000000") - 100.0) < 0.01

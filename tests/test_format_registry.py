@@ -113,5 +113,5 @@ def test_uploads_and_the_uploader_follow_the_registry() -> None:
         assert suffix.rsplit(".", 1)[-1] in uploads.UPLOADER_TYPES
     assert "zip" in uploads.UPLOADER_TYPES
     assert registry.DATA_SUFFIXES == (
-        ".json", ".jsonl", ".csv", ".ndjson", ".jsonl.gz", ".parquet",
+        ".json", ".jsonl", ".csv", ".eval", ".ndjson", ".jsonl.gz", ".parquet",
     )  # fmt: skip

@@ -149,7 +149,7 @@ ISSUES = [
     # given by name
     (
         "30_zip_traversal.zip",
-        "file: skipped: not a .json, .jsonl, .ndjson, .jsonl.gz or .parquet file",
+        "file: skipped: not a .json, .jsonl, .eval, .ndjson, .jsonl.gz or .parquet file",
     ),
 ]
 

@@ -97,7 +97,7 @@ def test_a_record_is_read_back_from_its_source(name: str) -> None:
     (*_, third) = load_paths([HF / name]).trajectories
     place = "row 3" if name.endswith(".parquet") else "line 3"
     assert third.source == f"{HF / name}:{place}"
-    traj, why = SourceReader().read(third.source, third.key)
+    traj, why = SourceReader([HF]).read(third.source, third.key)
     assert why is None and traj == third
 
 

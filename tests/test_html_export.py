@@ -203,7 +203,9 @@ def test_report_numbers_are_the_overview_tables(bfs_corpus):
         want = [[shown(v) for v in row] for row in expected.itertuples(index=False)]
         assert found[name][1:] == want, name
     # the bundled gsm-bfs data: 26 problems, 26 trajectories, every answer right
-    assert found["leaderboard"][1][2:5] == ["26", "26", "100.0% [100.0, 100.0%]"]
+    # 26 of 26 problems right: the Wilson bound at n = 26 with t(0.975, 25) = 2.0595 is
+    # 26 / (26 + 2.0595²) = 86.0 % (README, Definitions: never the point [100, 100])
+    assert found["leaderboard"][1][2:5] == ["26", "26", "100.0% [86.0, 100.0%]"]
     assert page.count("Plotly.newPlot") >= 3 and page.count("window.PlotlyConfig") <= 1
     assert not URL.search(page)
 
@@ -252,3 +254,60 @@ def test_export_html_report_command(tmp_path):
     assert code == 0
     page = out.read_text(encoding="utf-8")
     assert page.count('class="dm-view"') == 2 and not URL.search(page)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+def _side(model: str, texts: list[str], dead: tuple, correct: bool) -> hx.ExportedTrajectory:
+    steps = tuple(Step(i + 1, (i,) if i else (), t) for i, t in enumerate(texts))
+    traj = Trajectory(model, "d", "7", 0, steps, problem_text="Find y.")
+    rec = {"model": model, "dataset": "d", "problem_id": "7", "sample_id": 0,
+           "class": "perfect" if correct else "incorrect", "dead_ends": dead,
+           "final_correct": correct, "closeness_rate": 1.0, "n_nodes": len(steps),
+           "n_edges": len(steps) - 1, "density": 0.5}  # fmt: skip
+    return hx.ExportedTrajectory(traj, rec)
+
+
+def test_a_comparison_is_the_compare_page_in_one_file():
+    # align_texts' own example: "x = 2" = "x = 2" (statement), "done: 5" ≈ "then 5" (math),
+    # "so y = 3" only in A: 2 pairs, 3 rows
+    a = _side(HOSTILE, ["x = 2", "so y = 3", "done: 5"], (), True)
+    b = _side("m<b>", ["x = 2", "then 5"], (), False)
+    page = hx.comparison_html(a, b, names=("A: " + HOSTILE, "B: m<b>"))
+    assert not URL.search(page) and "<script>window.__pwned" not in page
+    assert page.count('<iframe class="dm-view"') == 2 and page.count('class="dm-aligned"') == 1
+    assert "data-pairs=&quot;2&quot; data-rows=&quot;3&quot;" in page
+    # the graphs: 3 and 2 steps, one layout and one scale for both
+    assert "data-nodes=&quot;3&quot;" in page and "data-nodes=&quot;2&quot;" in page
+    assert "One layout (layered) and one scale (100 %) for both." in page
+    found = page_tables(page)
+    assert found["facts-a"][1] == ["Final answer", "correct"]
+    assert found["facts-b"][1] == ["Final answer", "wrong"]
+    assert found["facts-b"][4] == ["Steps / edges", "2 / 1"]
+    with pytest.raises(DagMathError, match="B: the steps cannot be shown: gone"):
+        hx.comparison_html(a, hx.ExportedTrajectory(None, b.record, (), "gone"))
+
+
+def test_export_html_compare_command(tmp_path, capsys):
+    run = REPO / "sample_data" / "runs"
+    out = tmp_path / "cmp.html"
+    base = ["export-html", str(run), "--dataset", "gsm-logic", "--problem", "26", "-o", str(out)]
+    assert main([*base, "--compare", "--model", "gsm-dfs", "--model", "gsm-overlap", "-q"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert not URL.search(page)
+    steps = {  # the steps of problem 26 in each model's file, counted from the file
+        m: len(json.loads((run / m / "gsm-logic" / "problem_26_all_samples.json").read_text())[0]
+               ["steps"])
+        for m in ("gsm-dfs", "gsm-overlap")
+    }  # fmt: skip
+    found = page_tables(page)
+    assert found["facts-a"][4][1].startswith(f"{steps['gsm-dfs']} / ")
+    assert found["facts-b"][4][1].startswith(f"{steps['gsm-overlap']} / ")
+    assert "A: gsm-dfs · sample 0" in page and "B: gsm-overlap · sample 0" in page
+    capsys.readouterr()
+    # one side named twice over, or two sides without --compare: usage errors
+    assert main([*base, "--compare", "--model", "gsm-dfs"]) == 2
+    assert "same trajectory" in capsys.readouterr().err
+    assert main([*base, "--model", "gsm-dfs", "--model", "gsm-overlap"]) == 2
+    assert "only --compare takes two sides" in capsys.readouterr().err

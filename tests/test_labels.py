@@ -263,3 +263,78 @@ def test_labels_of_rows_for_trajectories_and_for_steps():
         ("interesting",),
         (),  # problem 2's label is on step 4, not 3
     ]
+
+
+# --------------------------------------------------------------------------- report --by label
+
+#: A label file written by hand: (model, problem, step, label, extra fields) a line.
+_HAND_ROWS = [
+    ("gsm-bfs", "10", 5, "unused given", ""),
+    ("gsm-bfs", "10", 8, "unused given", ""),
+    ("gsm-bfs", "10", None, "interesting", ""),
+    ("gsm-dfs", "10", 5, "unused given", ""),
+    ("gsm-bfs", "11", 2, "unused given", ""),
+    ("gsm-bfs", "11", 2, "unused given", ', "removed": true'),
+    ("gsm-bfs", "999", 1, "interesting", ""),
+]
+HAND_MADE = '{"dagmath_labels": 1}\n' + "".join(
+    f'{{"model": "{m}", "dataset": "gsm-logic", "problem_id": "{p}", "sample_id": 0, '
+    f'"step_id": {"null" if s is None else s}, "label": "{name}"{extra}}}\n'
+    for m, p, s, name, extra in _HAND_ROWS
+)
+
+
+@pytest.fixture
+def two_models(tmp_path):
+    """gsm-bfs and gsm-dfs copied into one run folder, with a hand-written sidecar."""
+    import shutil
+
+    run = tmp_path / "run"
+    for name in ("gsm-bfs", "gsm-dfs"):
+        shutil.copytree(GSM_BFS.parent / name, run / name)
+    (run / lb.SIDECAR_NAME).write_text(HAND_MADE, encoding="utf-8")
+    return run
+
+
+def test_report_by_label_counts_the_sidecar(two_models, capsys):
+    assert main(["report", str(two_models), "--by", "label", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    # problem 11's label was removed; problem 999 is not in the data (named on stderr)
+    got = {r["label"]: (r["labels"], r["trajectories"], r["steps"]) for r in rows}
+    assert got == {"interesting": (1, 1, 0), "unused given": (3, 2, 3)}
+
+
+def test_report_by_label_and_model_from_a_named_file(two_models, tmp_path, capsys):
+    named = tmp_path / "mine.jsonl"
+    named.write_text(HAND_MADE + "{oops\n", encoding="utf-8")
+    args = ["report", str(two_models), "--by", "label,model", "--labels", str(named)]
+    assert main([*args, "--format", "csv"]) == 4  # a line lost: said, and exit 4
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "model,label,labels,trajectories,steps",
+        "gsm-bfs,interesting,1,1,0",
+        "gsm-bfs,unused given,2,1,2",
+        "gsm-dfs,unused given,1,1,1",
+    ]
+    assert f"{named}: line 9: not JSON" in err
+    assert "1 label(s) in" in err and "not counted" in err
+    assert main(args) == 4
+    table = capsys.readouterr().out
+    assert "gsm-dfs" in table and "unused given" in table
+
+
+def test_report_by_label_without_a_label_file(tmp_path, capsys):
+    assert main(["report", str(GSM_BFS), "--by", "label", "--labels", str(tmp_path / "x")]) == 1
+    assert "x: no such label file" in capsys.readouterr().err
+    assert main(["report", str(GSM_BFS), "--by", "label,nonsense", "--labels", str(tmp_path)]) == 2
+
+
+def test_a_sidecar_in_a_data_folder_is_never_read_as_data(two_models, tmp_path):
+    from dagmath_viz.formats.discovery import discover
+
+    beside = tmp_path / "run" / "gsm-bfs" / "scored.jsonl.labels.jsonl"
+    beside.write_text(HAND_MADE, encoding="utf-8")
+    found = discover([two_models])
+    names = {p.name for p in found.data_files}
+    assert lb.SIDECAR_NAME not in names and beside.name not in names
+    assert len(found.data_files) == 52  # 26 problem files of each model

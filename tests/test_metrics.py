@@ -19,6 +19,8 @@ from dagmath_viz.analysis.metrics import (
     paired_difference,
     pass_at_k,
     per_problem,
+    problem_values,
+    rate_interval,
     summarise,
     t_quantile,
 )
@@ -391,3 +393,41 @@ def test_paired_difference_is_the_mean_interval_of_the_differences() -> None:
 def test_paired_difference_without_shared_problems(frame_ab: pd.DataFrame) -> None:
     diff = paired_difference(frame_ab, "A", "nobody")
     assert diff.n_problems == 0 and math.isnan(diff.difference.estimate)
+
+
+# --------------------------------------------------------------------------- pooled groups
+
+
+def test_problem_values_keep_every_models_rows_of_a_problem_together(frame_ab) -> None:
+    # Per (model, problem) PRR: A p1 1/3, A p2 0, A p3 1/4, B p1 1, B p2 0: 5 rows, 3 problems.
+    # Problem sums p1 4/3, p2 0, p3 1/4, times 3/5: 4/5, 0, 3/20; their mean 19/60 is the
+    # mean over the 5 rows, (1/3 + 1/4 + 1) / 5 = 19/60.
+    values = problem_values(per_problem(frame_ab), "prr")
+    assert sorted(values) == pytest.approx([0.0, 3 / 20, 4 / 5])
+    (s,) = summarise(frame_ab, by=["dataset"], n_boot=1)
+    assert s["r_hat"] == pytest.approx(19 / 60)
+    ci = rate_interval(values, trials=12)  # 9 scored samples of A, 3 of B
+    assert s["r_hat_ci"] == pytest.approx([ci.low, ci.high])
+
+
+def test_the_small_sample_flag_counts_problems_not_rows() -> None:
+    # 3 models x 10 problems: 30 model x problem rows, but 10 problems (< 20).
+    rows = [row(m, f"p{i}", 0, "P", 1.0, 3) for m in "ABC" for i in range(10)]
+    (s,) = summarise(records_frame(rows), by=["dataset"], n_boot=1)
+    assert s["small_sample"] and s["n_problems"] == 10
+
+
+def test_a_rate_with_no_success_is_not_the_point_zero() -> None:
+    # Wilson with each of the 12 problems one trial: [0, t^2 / (12 + t^2)], t = t(0.975, 11)
+    # = 2.2010, so the upper bound is 4.8444 / 16.8444 = 0.2876.
+    ci = rate_interval([0.0] * 12, trials=12 * 16)
+    assert ci.low == 0.0 and ci.high == pytest.approx(0.2876, abs=1e-4)
+    ci = rate_interval([1.0] * 12)
+    assert ci.high == 1.0 and ci.low == pytest.approx(1 - 0.2876, abs=1e-4)
+
+
+def test_a_rate_interval_holds_the_hall_interval() -> None:
+    values = [0.0, 0.0, 0.1, 0.0, 0.6, 0.2, 0.0, 0.05]
+    hall, rate = mean_interval(values), rate_interval(values, trials=64)
+    assert rate.low <= hall.low and rate.high >= hall.high and rate.estimate == hall.estimate
+    assert math.isnan(rate_interval([0.3]).low)  # one problem: no interval

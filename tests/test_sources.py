@@ -56,7 +56,7 @@ def test_parse_source_forms():
 
 def test_reads_the_record_it_names(run):
     corpus = load_corpus([run])
-    reader = SourceReader()
+    reader = SourceReader([run])
     for traj in corpus.trajectories:
         back, why = reader.read(traj.source, traj.key)
         assert why is None
@@ -69,7 +69,7 @@ def test_relative_source_found_under_the_scored_file_folder(run, tmp_path, monke
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # not found from here ...
-    assert SourceReader().read(source)[0] is None
+    assert SourceReader([elsewhere]).read(source)[0] is None
     scored_file = tmp_path / "scored.jsonl"  # ... but beside the scored file it is
     traj, why = SourceReader(roots=[scored_file]).read(source, ("model-x", "ds", "7", 1))
     assert why is None and traj.sample_id == 1
@@ -85,9 +85,9 @@ def test_missing_source_names_the_path(tmp_path):
 def test_changed_file_falls_back_to_the_key(run):
     src = str(run / "model-x" / "ds" / "problem_7_all_samples.json") + ":item 1"
     # the record says item 1 but its key is sample 1: the key wins (file edited since)
-    traj, why = SourceReader().read(src, ("model-x", "ds", "7", 1))
+    traj, why = SourceReader([run]).read(src, ("model-x", "ds", "7", 1))
     assert why is None and traj.sample_id == 1
-    traj, why = SourceReader().read(src, ("model-x", "ds", "7", 9))
+    traj, why = SourceReader([run]).read(src, ("model-x", "ds", "7", 9))
     assert traj is None and "no trajectory at item 1 matches" in why
 
 
@@ -95,7 +95,7 @@ def test_scored_dead_ends_categorised_from_sources_or_unknown(run, tmp_path):
     records = records_frame(
         [{**r, "source": r["source"]} for r in load_corpus([run]).scored.to_dict("records")]
     )
-    with_reader = scored_dead_end_table(records, SourceReader())
+    with_reader = scored_dead_end_table(records, SourceReader([run]))
     assert sorted(zip(with_reader["sample_id"], with_reader["step_id"], with_reader["category"],
                       with_reader["text"], strict=True)) == [
         (0, 2, "commentary", "s2"),
@@ -107,5 +107,5 @@ def test_scored_dead_ends_categorised_from_sources_or_unknown(run, tmp_path):
     counts = dead_end_category_counts(without)
     assert counts.loc[0, UNKNOWN] == 2 and counts.loc[0, "total"] == 2
     moved = records.assign(source="nowhere/problem_7_all_samples.json:item 1")
-    assert missing_sources(moved, SourceReader()) == ["nowhere/problem_7_all_samples.json"]
-    assert set(scored_dead_end_table(moved, SourceReader())["category"]) == {UNKNOWN}
+    assert missing_sources(moved, SourceReader([run])) == ["nowhere/problem_7_all_samples.json"]
+    assert set(scored_dead_end_table(moved, SourceReader([run]))["category"]) == {UNKNOWN}

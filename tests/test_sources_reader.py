@@ -53,11 +53,11 @@ def test_one_record_read_alone_is_the_one_the_whole_file_gives(tmp_path):
         + [f"{jsonl}:line 1", f"{jsonl}:line 3, item 1", f"{jsonl}:line 3, item 2"]
     )
     for source, expected in whole.items():
-        got, why = SourceReader().read(source, expected.key)
+        got, why = SourceReader([tmp_path]).read(source, expected.key)
         assert why is None and got == expected, source
-    third, _ = SourceReader().read(f"{path}:item 3", ("m", "d", "3", 2))
+    third, _ = SourceReader([tmp_path]).read(f"{path}:item 3", ("m", "d", "3", 2))
     assert [s.text for s in third.steps] == ["a2", "b2", "c2"]
-    last, _ = SourceReader().read(f"{jsonl}:line 3, item 2", ("mm", "dd", "5", 2))
+    last, _ = SourceReader([tmp_path]).read(f"{jsonl}:line 3, item 2", ("mm", "dd", "5", 2))
     assert [s.text for s in last.steps] == ["q", "r"]
 
 
@@ -66,13 +66,13 @@ def test_a_record_without_sample_id_gets_its_position_as_the_whole_file_gives(tm
     # record of the file is sample 1 however it is read
     path = _official(tmp_path, [_sample(3, None, ["a"]), _sample(3, None, ["b"])])
     for key in (("m", "d", "3", 1), None):
-        traj, why = SourceReader().read(f"{path}:item 2", key)
+        traj, why = SourceReader([tmp_path]).read(f"{path}:item 2", key)
         assert why is None and traj.sample_id == 1 and traj.steps[0].text == "b"
 
 
 def test_a_file_rewritten_since_it_was_read_is_read_again(tmp_path):
     path = _official(tmp_path, [_sample(3, 0, ["old"])])
-    reader = SourceReader()
+    reader = SourceReader([tmp_path])
     assert reader.read(f"{path}:item 1")[0].steps[0].text == "old"
     path.write_text(json.dumps([_sample(3, 0, ["new text"]), _sample(3, 1, ["other"])]))
     assert reader.read(f"{path}:item 2")[0].steps[0].text == "other"
@@ -84,9 +84,9 @@ def test_what_the_reader_keeps_is_bounded_by_bytes(tmp_path):
     paths = [
         _official(tmp_path / f"r{i}", [_sample(i, 0, [str(i) * 1000])], pid=i) for i in range(4)
     ]
-    first = SourceReader().read(f"{paths[0]}:item 1")[0]
+    first = SourceReader([tmp_path]).read(f"{paths[0]}:item 1")[0]
     assert trajectory_bytes(first) == 3405
-    reader = SourceReader(max_bytes=2 * 3405)
+    reader = SourceReader([tmp_path], max_bytes=2 * 3405)
     kept = [reader.read(f"{p}:item 1")[0] for p in paths]
     assert reader.kept_bytes == 2 * 3405
     # the last two read are kept (the same objects come back), the first two were let go
@@ -99,7 +99,7 @@ def test_what_the_reader_keeps_is_bounded_by_bytes(tmp_path):
 
 def test_a_trajectory_larger_than_the_bound_is_returned_but_not_kept(tmp_path):
     path = _official(tmp_path, [_sample(3, 0, ["x" * 5000])])
-    reader = SourceReader(max_bytes=4000)
+    reader = SourceReader([tmp_path], max_bytes=4000)
     traj, why = reader.read(f"{path}:item 1")
     assert why is None and traj.steps[0].text == "x" * 5000
     assert reader.kept_bytes == 0

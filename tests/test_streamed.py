@@ -93,7 +93,7 @@ def test_progress_counts_files(tmp_path, answer_checker):
 def test_sources_find_the_steps_again(tmp_path, answer_checker):
     run = write_logcount(tmp_path / "run").resolve()
     new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
-    reader = SourceReader()  # no roots: the sources are absolute paths
+    reader = SourceReader([run])  # the folder loaded: its sources are inside
     df = new.scored
     row = new.row_of("model-a", "logs", "1", 1)  # the imperfect walk
     rec = df.iloc[row]
@@ -108,7 +108,9 @@ def test_dead_ends_read_back_with_progress(tmp_path, answer_checker):
     run = write_logcount(tmp_path / "run").resolve()
     new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
     seen: list[tuple[int, int]] = []
-    table = scored_dead_end_table(new.scored, SourceReader(), progress=lambda *a: seen.append(a))
+    table = scored_dead_end_table(
+        new.scored, SourceReader([run]), progress=lambda *a: seen.append(a)
+    )
     got = {
         (r.model, int(r.sample_id), int(r.step_id), r.text, r.category)
         for r in table.itertuples(index=False)
@@ -124,7 +126,7 @@ def test_tag_counts_read_back_one_at_a_time(tmp_path, answer_checker):
     run = write_logcount(tmp_path / "run").resolve()
     new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
     table, counted = streamed.tag_counts_read_back(
-        new.trajectories, new.scored, SourceReader(), None
+        new.trajectories, new.scored, SourceReader([run]), None
     )
     assert counted == 5
     # no step carries a tag: every step is untagged; 9+10+7+9+9 steps, 2 dead ends
@@ -248,8 +250,8 @@ def test_the_folder_is_walked_once(tmp_path, monkeypatch, answer_checker):
 
 
 class _CountingReader(SourceReader):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, roots) -> None:
+        super().__init__(roots)
         self.reads = 0
 
     def read(self, source, key):
@@ -263,7 +265,7 @@ def test_dead_ends_read_back_reads_each_source_once(tmp_path, answer_checker):
     untagged steps. Five records, five reads (the two tables apart took seven)."""
     run = write_logcount(tmp_path / "run").resolve()
     new = load_corpus([str(run)], stream_bytes=0, checker=answer_checker)
-    reader = _CountingReader()
+    reader = _CountingReader([run])
     seen: list[tuple[int, int]] = []
     table, by_tag, counted = streamed.dead_ends_read_back(
         new.scored, reader, new.trajectories, progress=lambda *a: seen.append(a)
@@ -287,9 +289,9 @@ def test_dead_ends_read_back_equals_the_two_tables_on_real_data(shared_data, ans
     """Thought Anchors: steps carry function_tags, so the tag table is not all untagged."""
     ta = shared_data.parent / "thought-anchors"
     new = load_corpus([ta], stream_bytes=0, checker=answer_checker)
-    table, by_tag, counted = streamed.dead_ends_read_back(new.scored, SourceReader())
-    pd.testing.assert_frame_equal(table, scored_dead_end_table(new.scored, SourceReader()))
-    tags, n = streamed.tag_counts_read_back((), new.scored, SourceReader())
+    table, by_tag, counted = streamed.dead_ends_read_back(new.scored, SourceReader([ta]))
+    pd.testing.assert_frame_equal(table, scored_dead_end_table(new.scored, SourceReader([ta])))
+    tags, n = streamed.tag_counts_read_back((), new.scored, SourceReader([ta]))
     pd.testing.assert_frame_equal(by_tag, tags)
     assert counted == n == len(new.scored)
     assert (by_tag["tag"] != UNTAGGED).any()

@@ -13,11 +13,13 @@ from dagmath_viz.analysis.tables import (
     cohort_long,
     default_comparison,
     format_percent,
+    graph_stats_by_difficulty,
     leaderboard,
     leaderboard_display,
     spread_display,
     table1,
     table1_display,
+    table1_report,
     with_difficulty_group,
 )
 from dagmath_viz.schema import CLASSES
@@ -132,6 +134,41 @@ def test_table1_display_puts_density_in_percent(frame: pd.DataFrame) -> None:
     all_d = shown[(shown["dataset"] == "D") & (shown["cohort"] == "All")].iloc[0]
     assert all_d["density (%)"] == pytest.approx(5.0)  # mean density 0.05 -> 5.0 %
     assert all_d["#nodes"] == pytest.approx(5.0)
+
+
+def test_table1_report_has_the_papers_columns_and_units(frame: pd.DataFrame) -> None:
+    t1 = table1_report(frame)
+    assert list(t1.columns) == [
+        "model", "dataset", "cohort", "n", "n_nodes", "n_edges", "density_percent",
+        "max_in_degree", "max_out_degree",
+    ]  # fmt: skip
+    assert t1["cohort"].tolist() == ["All", "Incorrect", "Correct", "Perfect"] * 2
+    d = t1[t1["dataset"] == "D"].set_index("cohort")
+    # D's Correct: 4 and 5 nodes, density 4 % and 5 %, max in-degree = n_nodes
+    assert d.loc["Correct", ["n_nodes", "density_percent", "max_in_degree"]].tolist() == (
+        pytest.approx([4.5, 4.5, 4.5])
+    )
+
+
+def test_table1_keeps_a_group_without_difficulty(frame: pd.DataFrame) -> None:
+    # E/p9 has no difficulty: its group (NA) is a row, not silently dropped
+    t1 = table1_report(with_difficulty_group(frame), by=["difficulty_group"])
+    all_rows = t1[t1["cohort"] == "All"]
+    assert all_rows["n"].sum() == len(ROWS)
+    assert all_rows["difficulty_group"].isna().sum() == 1
+
+
+def test_graph_stats_by_difficulty_by_hand(frame: pd.DataFrame) -> None:
+    # Groups: 1 holds D/p1 (4 and 6 nodes), 3 holds D/p2 (5), 6 holds E/p1 (3); E/p9 has
+    # no difficulty and is left out.
+    t = graph_stats_by_difficulty(frame)
+    assert t[["model", "difficulty_group", "n"]].values.tolist() == [
+        ["A", 1, 2], ["A", 3, 1], ["A", 6, 1]
+    ]  # fmt: skip
+    assert t["n_nodes"].tolist() == pytest.approx([5.0, 5.0, 3.0])
+    assert t["n_edges"].tolist() == pytest.approx([10.0, 10.0, 6.0])
+    assert t["density"].tolist() == pytest.approx([0.05, 0.05, 0.03])
+    assert graph_stats_by_difficulty(frame.assign(difficulty=None)).empty
 
 
 def test_class_counts_table(frame: pd.DataFrame) -> None:

@@ -22,12 +22,14 @@ __all__ = [
     "correct_to_perfect_shift",
     "default_comparison",
     "format_percent",
+    "graph_stats_by_difficulty",
     "grouping_frame",
     "leaderboard",
     "model_spread",
     "report_table",
     "spread_display",
     "table1",
+    "table1_report",
     "with_difficulty_group",
 ]
 
@@ -42,6 +44,65 @@ def format_percent(value: float | None) -> str:
     if value is None or pd.isna(value):
         return MISSING
     return f"{100.0 * value:.1f}%"
+
+
+#: The leaderboard's columns a terminal shows by default (``dagmath report``; ``--wide``,
+#: CSV and JSON give every column).
+COMPACT_COLUMNS = (
+    "n_problems",
+    "n_trajectories",
+    "pass_at_1",
+    "r_hat",
+    "gap",
+    "auc",
+    "small_sample",
+)
+
+
+def compact_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard as text that fits a terminal: each rate with its 95% interval in one
+    cell (``"62.5 [41.0, 80.2]"``, percent), the group columns, the counts of problems and
+    trajectories, and ``few problems`` marked where ``small_sample`` is true.
+
+    >>> row = {"model": "m", "n_problems": 12, "n_trajectories": 24, "pass_at_1": 0.625,
+    ...        "pass_at_1_low": 0.41, "pass_at_1_high": 0.802, "small_sample": True}
+    >>> shown = compact_leaderboard(pd.DataFrame([row])).iloc[0]
+    >>> list(shown.index)
+    ['model', 'problems', 'trajectories', 'PASS@1 % [95% CI]', 'note']
+    >>> shown["PASS@1 % [95% CI]"], shown["note"]
+    ('62.5 [41.0, 80.2]', 'few problems')
+    """
+    groups = [c for c in board.columns if c not in COMPACT_COLUMNS and not _derived(c, board)]
+    out = board[groups].copy()
+    out["problems"] = board["n_problems"] if "n_problems" in board else None
+    out["trajectories"] = board["n_trajectories"] if "n_trajectories" in board else None
+    for col, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("gap", "gap"), ("auc", "AUC")):
+        if col not in board:
+            continue
+        with_ci = f"{col}_low" in board and f"{col}_high" in board
+        out[f"{name} % [95% CI]" if with_ci else f"{name} %"] = [
+            _percent_cell(board.at[i, col], board.at[i, f"{col}_low"] if with_ci else None,
+                          board.at[i, f"{col}_high"] if with_ci else None)
+            for i in board.index
+        ]  # fmt: skip
+    if "small_sample" in board:
+        out["note"] = board["small_sample"].map(lambda small: "few problems" if small else "")
+    return out.reset_index(drop=True)
+
+
+def _derived(col: str, board: pd.DataFrame) -> bool:
+    """A column computed per group (a rate's bound, a class count), not a group key."""
+    if col.endswith(("_low", "_high")) or col in {"n_scored", *CLASSES}:
+        return True
+    return col in {"pass_at_1", "r_hat", "gap", "auc"} and col in board
+
+
+def _percent_cell(value: float, low: float | None, high: float | None) -> str:
+    if value is None or pd.isna(value):
+        return MISSING
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return f"{100.0 * value:.1f}"
+    return f"{100.0 * value:.1f} [{100.0 * low:.1f}, {100.0 * high:.1f}]"
 
 
 def leaderboard(
@@ -82,7 +143,11 @@ def leaderboard(
             )
         row.update({c: s["class_counts"][c] for c in CLASSES})
         rows.append(row)
-    return pd.DataFrame(rows)
+    board = pd.DataFrame(rows)
+    for col in by:  # an integer key with a missing group stays integer (1, not 1.0)
+        if len(board) and pd.api.types.is_integer_dtype(df[col].dtype):
+            board[col] = pd.array(board[col], dtype="Int64")
+    return board
 
 
 #: The columns :func:`leaderboard`'s numbers read (per problem and per group).
@@ -100,7 +165,8 @@ def table1(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.Dat
     rows = []
     # only the columns the cells read: each group's rows are then a narrow slice
     df = df[list(dict.fromkeys([*by, "final_correct", "class", *GRAPH_STATS]))]
-    groups = df.groupby(list(by), sort=True) if by else [((), df)]
+    # dropna=False: a group with no difficulty (or no dataset) is a row, not lost
+    groups = df.groupby(list(by), sort=True, dropna=False) if by else [((), df)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
         masks = cohort_masks(part)
@@ -112,6 +178,45 @@ def table1(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.Dat
             row.update({s: (sub[s].mean() if len(sub) else float("nan")) for s in GRAPH_STATS})
             rows.append(row)
     return pd.DataFrame(rows, columns=[*by, "cohort", "n", *GRAPH_STATS])
+
+
+#: The paper's Table 1 columns as ``dagmath report --table table1`` prints them.
+TABLE1_COLUMNS = ("n_nodes", "n_edges", "density_percent", "max_in_degree", "max_out_degree")
+
+
+def table1_report(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.DataFrame:
+    """:func:`table1` with the paper's units: density in percent (``density_percent``).
+
+    One row per group × cohort (All, Incorrect, Correct, Perfect, in that order) with the
+    cohort's trajectory count ``n`` and the mean #nodes, #edges, density (%), max in-degree
+    and max out-degree; an empty cohort's means are NaN (the paper's "–").
+    """
+    out = table1(df, by=by)
+    out.insert(out.columns.get_loc("density"), "density_percent", 100.0 * out["density"])
+    return out.drop(columns="density")
+
+
+def graph_stats_by_difficulty(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
+    """The paper's Figure 3: the mean of each graph statistic per group and difficulty group.
+
+    One row per ``by`` group × difficulty group (k holds difficulties in (k − 1, k]) with
+    ``n`` (trajectories, every cohort) and the means of the five statistics (density a
+    fraction). Rows without a difficulty are left out.
+    """
+    by = list(by)
+    grouped = with_difficulty_group(df)
+    grouped = grouped[grouped["difficulty_group"].notna()]
+    keys = [*by, "difficulty_group"]
+    columns = [*keys, "n", *GRAPH_STATS]
+    if grouped.empty:
+        return pd.DataFrame(columns=columns)
+    stats = grouped[[*keys, *GRAPH_STATS]].astype({s: float for s in GRAPH_STATS})
+    out = stats.groupby(keys, sort=True).agg(
+        n=(GRAPH_STATS[0], "size"), **{s: (s, "mean") for s in GRAPH_STATS}
+    )
+    out = out.reset_index()
+    out["difficulty_group"] = out["difficulty_group"].astype(int)
+    return out[columns]
 
 
 def class_counts_table(df: pd.DataFrame, by: Sequence[str] = ("model", "dataset")) -> pd.DataFrame:
@@ -259,7 +364,8 @@ def model_spread(
 def by_difficulty(
     df: pd.DataFrame, by: Sequence[str] = ("model", "difficulty_group")
 ) -> pd.DataFrame:
-    """PASS@1, R̂, Δ and AUC per model and difficulty group (the paper's Figure 3).
+    """PASS@1, R̂, Δ and AUC per model and difficulty group (the rates by difficulty; the
+    paper's Figure 3 is the graph statistics, :func:`graph_stats_by_difficulty`).
 
     Group k holds difficulties in (k − 1, k] (DEFINITIONS.md §3); rows without a difficulty
     are left out. The leaderboard's columns, intervals off.
@@ -344,13 +450,14 @@ def correct_to_perfect_shift(
 
 
 #: What ``dagmath report --table`` can print.
-REPORT_TABLES = ("leaderboard", "spread", "closeness", "shift")
+REPORT_TABLES = ("leaderboard", "table1", "spread", "closeness", "shift")
 
 
 def report_table(df: pd.DataFrame, table: str, by: Sequence[str], n_boot: int = 0) -> pd.DataFrame:
     """The table ``dagmath report --table NAME --by COLS`` prints (CSV/text).
 
-    ``leaderboard`` groups by ``by``; ``spread`` is :func:`model_spread` within ``by``
+    ``leaderboard`` groups by ``by``; ``table1`` is :func:`table1_report` by ``by``;
+    ``spread`` is :func:`model_spread` within ``by``
     minus ``model``; ``closeness`` is :func:`closeness_accuracy` by ``by``; ``shift`` is
     :func:`correct_to_perfect_shift` by ``by``.
 
@@ -364,6 +471,8 @@ def report_table(df: pd.DataFrame, table: str, by: Sequence[str], n_boot: int = 
     df = grouping_frame(df, by)
     if table == "leaderboard":
         return leaderboard(df, by=by, n_boot=n_boot)
+    if table == "table1":
+        return table1_report(df, by=by)
     if table == "spread":
         return model_spread(df, within=[c for c in by if c != "model"])
     if table == "closeness":

@@ -3,11 +3,15 @@
 The file opens by double-click: no server, no network, no external URL in it. A trajectory
 is the app's graph and linked step list with its problem, answers and scores; ``--report``
 writes the Overview's tables and charts with a section per trajectory of ``--select``.
-``--format svg`` or ``png`` writes the trajectory's graph as a picture instead.
+``--compare`` writes two trajectories as the Compare page shows them (each side's facts,
+their steps aligned, both graphs in one layout and scale). ``--format svg`` or ``png``
+writes the trajectory's graph as a picture instead.
 
 Pick the trajectory with ``--model``, ``--dataset``, ``--problem`` and ``--sample`` (each
 narrows the loaded rows; together they must leave one), or ``--longest`` (the one with
-most steps among those left).
+most steps among those left). With ``--compare`` give an option twice for A then B where
+the sides differ (``--model A --model B``, ``--sample 0 --sample 3``); given once, it holds
+for both.
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--answers", metavar="FILE", help="answers for raw trajectories")
     p.add_argument("--report", action="store_true", help="a run report instead of one trajectory")
     p.add_argument(
+        "--compare",
+        action="store_true",
+        help="two trajectories side by side, aligned (give --model/--sample twice: A, then B)",
+    )
+    p.add_argument(
         "--select",
         choices=SELECT_CHOICES,
         default="incorrect-dead-ends",
@@ -56,7 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--limit", type=natural, default=10, metavar="N", help="with --report: at most N sections"
     )
     for name in ("model", "dataset", "problem", "sample"):
-        p.add_argument(f"--{name}", metavar=name.upper(), help=f"the trajectory's {name}")
+        p.add_argument(
+            f"--{name}",
+            action="append",
+            metavar=name.upper(),
+            help=f"the trajectory's {name} (with --compare: twice, for A and B)",
+        )
     p.add_argument("--longest", action="store_true", help="the longest of the matching ones")
     p.add_argument("--step", metavar="ID", help="a step selected when the file opens")
     p.add_argument(
@@ -73,8 +87,15 @@ def run_export(args: argparse.Namespace) -> int:
     """The ``export-html`` command; returns the exit code."""
     from dagmath_viz.run.corpus import load_corpus
 
-    if args.report and args.format != "html":
-        raise UsageError("--format svg/png draws one trajectory; leave out --report")
+    if (args.report or args.compare) and args.format != "html":
+        raise UsageError("--format svg/png draws one trajectory; leave out --report/--compare")
+    if args.report and args.compare:
+        raise UsageError("--report and --compare write different files: choose one")
+    if not args.compare:
+        twice = [f"--{o}" for o in ("model", "dataset", "problem", "sample")
+                 if len(getattr(args, o) or ()) > 1]  # fmt: skip
+        if twice:
+            raise UsageError(f"{', '.join(twice)} given twice: only --compare takes two sides")
     with stdin_paths(args.paths) as (paths, names):
         corpus = load_corpus(paths, answers=args.answers)
         if corpus.scored.empty:
@@ -85,6 +106,8 @@ def run_export(args: argparse.Namespace) -> int:
         labels = _labels(args.labels)
         if args.report:
             data = _report(corpus, paths, args, labels)
+        elif args.compare:
+            data = _compare(corpus, paths, args, labels)
         else:
             data = _one(corpus, paths, args, labels)
     write_atomic(args.output, data)
@@ -104,20 +127,9 @@ def _labels(path: str | None):
 
 
 def _items(corpus, rows, paths, labels):
-    from dagmath_viz.draw.html_export import ExportedTrajectory
-    from dagmath_viz.formats.sources import SourceReader
+    from dagmath_viz.draw.html_export import exported_items
 
-    reader = SourceReader(roots=paths)
-    out = []
-    for row in rows:
-        rec = corpus.scored.iloc[row].to_dict()
-        traj, why = corpus.trajectory(row), None
-        if traj is None:
-            key = (str(rec["model"]), str(rec["dataset"]), str(rec["problem_id"]))
-            traj, why = reader.read(rec["source"] or "", (*key, int(rec["sample_id"])))
-        marks = labels.for_trajectory(rec) if labels is not None else ()
-        out.append(ExportedTrajectory(traj, rec, marks, why))
-    return out
+    return exported_items(corpus, rows, paths, labels)
 
 
 def _report(corpus, paths, args, labels) -> bytes:
@@ -149,8 +161,29 @@ def _one(corpus, paths, args, labels) -> bytes:
     return pictures.svg_to_png(svg, Path(args.output).name)
 
 
-def _pick(scored, args) -> int:
-    """The one row the options name (or the longest of those left, with ``--longest``)."""
+def _compare(corpus, paths, args, labels) -> bytes:
+    from dagmath_viz.draw.html_export import comparison_html
+    from dagmath_viz.schema import DagMathError
+
+    rows = [_pick(corpus.scored, args, side=0), _pick(corpus.scored, args, side=1)]
+    if rows[0] == rows[1]:
+        raise UsageError(
+            "A and B are the same trajectory: give --model or --sample twice (A, then B)"
+        )
+    a, b = _items(corpus, rows, paths, labels)
+    names = (
+        f"A: {a.record['model']} · sample {a.record['sample_id']}",
+        f"B: {b.record['model']} · sample {b.record['sample_id']}",
+    )
+    try:
+        return comparison_html(a, b, names=names).encode()
+    except DagMathError as exc:
+        raise NothingLoadedError(str(exc)) from None
+
+
+def _pick(scored, args, side: int = 0) -> int:
+    """The one row the options name (or the longest of those left, with ``--longest``);
+    ``side`` 1 takes each option's second value where it was given twice (B of --compare)."""
     mask = scored["model"].notna()
     for option, column in (
         ("model", "model"),
@@ -158,13 +191,15 @@ def _pick(scored, args) -> int:
         ("problem", "problem_id"),
         ("sample", "sample_id"),
     ):
-        value = getattr(args, option)
-        if value is not None:
+        values = getattr(args, option) or []
+        if values:
+            value = values[min(side, len(values) - 1)]
             mask &= scored[column].astype(str) == str(value)
     rows = [i for i, keep in enumerate(mask.to_numpy()) if keep]
     if not rows:
+        which = f" (side {'AB'[side]})" if args.compare else ""
         raise NothingLoadedError(
-            "no loaded trajectory matches --model/--dataset/--problem/--sample"
+            f"no loaded trajectory matches --model/--dataset/--problem/--sample{which}"
         )
     if len(rows) > 1 and not args.longest:
         raise UsageError(

@@ -13,7 +13,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from dagmath_viz.cli import common
 from dagmath_viz.cli.common import EXIT_PARTIAL, add_command, positive, positive_float
@@ -435,21 +435,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         system_prompt, source = DEFAULT_SYSTEM_PROMPT, "default"
     config = GenerateConfig(
-        base_url=args.base_url,
-        model=args.model,
-        out_dir=_out_dir(args),
+        **_server_settings(args),
         dataset=args.dataset or Path(args.problems).stem,
         system_prompt=system_prompt,
         system_prompt_source=source,
         samples=args.samples,
-        concurrency=args.concurrency,
-        sampling=_sampling(args),
-        api_key=_api_key(args),
-        structured=not args.no_structured,
-        policy=_policy(args),
-        preflight=not args.no_preflight,
-        stop_after=args.stop_after,
-        verbose=common.VERBOSITY > 0,
     )
     summary = run_generate(problems, config, _stream())
     common.say(f"dagmath: generate: {summary.line()}")
@@ -461,6 +451,24 @@ def cmd_generate(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILURES
     return 0
+
+
+def _server_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every command that talks to a model server shares, as the fields of
+    :class:`dagmath_viz.generation.progress.RunSettings`."""
+    return {
+        "base_url": args.base_url,
+        "model": args.model,
+        "out_dir": _out_dir(args),
+        "concurrency": args.concurrency,
+        "sampling": _sampling(args),
+        "api_key": _api_key(args),
+        "structured": not args.no_structured,
+        "policy": _policy(args),
+        "preflight": not args.no_preflight,
+        "stop_after": args.stop_after,
+        "verbose": common.VERBOSITY > 0,
+    }
 
 
 def cmd_gold(args: argparse.Namespace) -> int:
@@ -476,20 +484,10 @@ def cmd_gold(args: argparse.Namespace) -> int:
             f"problem; missing for {shown}"
         )
     config = GoldConfig(
-        base_url=args.base_url,
-        model=args.model,
+        **_server_settings(args),
         edge_model=args.edge_model or args.model,
-        out_dir=_out_dir(args),
         dataset=args.dataset or Path(args.problems).stem,
-        concurrency=args.concurrency,
-        sampling=_sampling(args),
-        api_key=_api_key(args),
-        structured=not args.no_structured,
-        policy=_policy(args),
         stage_attempts=args.stage_attempts,
-        preflight=not args.no_preflight,
-        stop_after=args.stop_after,
-        verbose=common.VERBOSITY > 0,
     )
     summary = run_gold(problems, config, _stream())
     common.say(f"dagmath: gold: {summary.line()}")
@@ -523,21 +521,11 @@ def cmd_depends(args: argparse.Namespace) -> int:
     )  # every fault is found before any request
     chains = chains[: args.limit] if args.limit else chains
     config = DependsConfig(
-        base_url=args.base_url,
-        model=args.model,
-        out_dir=_out_dir(args),
+        **_server_settings(args),
         name=args.name or chains[0].dataset,
         batch_steps=args.batch_steps,
         short_chars=args.short_chars,
         label_attempts=args.label_attempts,
-        concurrency=args.concurrency,
-        sampling=_sampling(args),
-        api_key=_api_key(args),
-        structured=not args.no_structured,
-        policy=_policy(args),
-        preflight=not args.no_preflight,
-        stop_after=args.stop_after,
-        verbose=common.VERBOSITY > 0,
     )
     summary = run_depends(chains, config, _stream())
     common.say(f"dagmath: depends: {summary.line()}")

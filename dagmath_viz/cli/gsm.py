@@ -69,7 +69,7 @@ def _text_records(path: str, run) -> list[dict]:
     from dagmath_viz import jsonio
 
     out = []
-    for doc in jsonio.parse_lines(jsonio.read_bytes(path)):
+    for doc in jsonio.read_jsonl(path):  # one line past the line cap: the file's error
         if isinstance(doc.value, Exception):
             out.append({"id": None, "error": f"{path}: {doc.value}"})  # line, column
             continue

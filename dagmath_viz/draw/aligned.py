@@ -20,9 +20,20 @@ import html
 from collections.abc import Iterable
 
 from dagmath_viz.analysis.align import Alignment, word_diff
+from dagmath_viz.draw.render import LAYERED_MAX
 from dagmath_viz.schema import Trajectory
 
-__all__ = ["MAX_CELL_TEXT", "render_aligned_html"]
+__all__ = ["GRAPH_SCALE", "MAX_CELL_TEXT", "render_aligned_html", "shared_layout"]
+
+#: One zoom for both graphs of a comparison (1 = 100 %), so that their sizes compare.
+GRAPH_SCALE = 1.0
+
+
+def shared_layout(traj_a: Trajectory, traj_b: Trajectory) -> str:
+    """The one layout both graphs of a comparison are drawn in (Compare and its export):
+    layered only when both are short enough for it, else reading order."""
+    return "layered" if max(len(traj_a.steps), len(traj_b.steps)) <= LAYERED_MAX else "reading"
+
 
 #: Longest step text shown in a cell (longer text is cut, and says so).
 MAX_CELL_TEXT = 4000

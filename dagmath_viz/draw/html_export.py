@@ -4,7 +4,9 @@ A trajectory is the app's own view (:func:`dagmath_viz.draw.render.render_trajec
 the same truthful graph and linked step list) in an ``<iframe srcdoc>``, beside its problem,
 answers and scores as the Trajectory page shows them. A run report holds the Overview's
 tables and charts and one such section for each trajectory of a chosen set
-(:data:`SELECTIONS`), linked from a table of them.
+(:data:`SELECTIONS`), linked from a table of them. A comparison is two trajectories as the
+Compare page shows them: each side's facts, their steps aligned row by row
+(:mod:`dagmath_viz.draw.aligned`) and both graphs in one layout and one scale.
 
 Why an iframe: the view's script finds its data by element id, so two views on one page
 need two documents; ``srcdoc`` keeps them inside the one file, and opened from ``file://``
@@ -30,17 +32,22 @@ from typing import Any
 import pandas as pd
 
 from dagmath_viz.analysis import metrics, tables
+from dagmath_viz.analysis.align import align_texts
 from dagmath_viz.draw import figures, paper_figures
+from dagmath_viz.draw.aligned import GRAPH_SCALE, render_aligned_html, shared_layout
 from dagmath_viz.draw.offline_assets import katex_bundle, neutralise_urls, plotly_bundle
 from dagmath_viz.draw.render import render_trajectory_html
 from dagmath_viz.schema import DagMathError, Trajectory
 
 __all__ = [
+    "COMPARE_GRAPH_HEIGHT",
     "FORMULA_BUDGET",
     "SELECTIONS",
     "VIEW_HEIGHT",
     "ExportedTrajectory",
     "check_page",
+    "comparison_html",
+    "exported_items",
     "report_html",
     "select_rows",
     "trajectory_html",
@@ -49,8 +56,10 @@ __all__ = [
 #: Most formulas one exported file typesets (KaTeX takes ~0.7 ms each on opening the file);
 #: later ones show as LaTeX source.
 FORMULA_BUDGET = 3000
-#: CSS px of each embedded trajectory view.
+#: CSS px of each embedded trajectory view (and of a comparison's aligned steps).
 VIEW_HEIGHT = 760
+#: CSS px of each graph of a comparison (the Compare page's frame).
+COMPARE_GRAPH_HEIGHT = 530
 
 #: The sets of trajectories a run report can include, each as (description, row filter).
 SELECTIONS: dict[str, str] = {
@@ -120,6 +129,106 @@ def report_html(
         for i, item in enumerate(items, start=1):
             parts.append(_trajectory_section(item, f"t-{i}", level=2))
     return _page(title, "".join(parts), charts=True)
+
+
+def comparison_html(
+    a: ExportedTrajectory, b: ExportedTrajectory, *, names: tuple[str, str] = ("A", "B")
+) -> str:
+    """Two trajectories as the Compare page shows them, as a self-contained page.
+
+    Each side's facts (and labels), then their steps aligned row by row
+    (:func:`dagmath_viz.analysis.align.align_texts`, drawn by
+    :func:`dagmath_viz.draw.aligned.render_aligned_html`), then both graphs in one layout
+    and at one scale (100 %). ``names`` head the two sides.
+
+    Raises:
+        DagMathError: a side's steps cannot be read (``unreadable`` says why).
+    """
+    for side, item in zip(names, (a, b), strict=True):
+        if item.trajectory is None:
+            why = item.unreadable or "its steps were not kept"
+            raise DagMathError(f"{side}: the steps cannot be shown: {why}")
+    ta, tb = a.trajectory, b.trajectory
+    assert ta is not None and tb is not None  # checked above
+    ra, rb = a.record, b.record
+    title = f"Comparison: {names[0]} and {names[1]}"
+    sides = "".join(
+        f'<div class="dm-side"><h2>{_esc(_cut(name, 200))}</h2>'
+        f"<p>{_esc(_trajectory_title(item.record, item.trajectory))} · "
+        f'<span class="dm-class c-{_esc(str(item.record.get("class", "")))}">'
+        f"{_esc(str(item.record.get('class', '')))}</span></p>"
+        + _table_html(_facts(item.record), f"facts-{'ab'[i]}")
+        + (_labels_table(item.labels) if item.labels else "")
+        + "</div>"
+        for i, (name, item) in enumerate(zip(names, (a, b), strict=True))
+    )
+    problem = ta.problem_text or tb.problem_text or "(no problem text)"
+    aligned = render_aligned_html(
+        ta,
+        tb,
+        align_texts([x.text for x in ta.steps], [x.text for x in tb.steps]),
+        dead_a=ra.get("dead_ends") or (),
+        dead_b=rb.get("dead_ends") or (),
+        correct_a=_bool_or_none(ra.get("final_correct")),
+        correct_b=_bool_or_none(rb.get("final_correct")),
+        labels=names,
+        height_px=VIEW_HEIGHT,
+    )
+    layout = shared_layout(ta, tb)
+    graphs = "".join(
+        '<div class="dm-side">'
+        f'<iframe class="dm-view" title="step graph of {_esc(_cut(name, 100))}" '
+        f'height="{COMPARE_GRAPH_HEIGHT + 4}" srcdoc="'
+        + html.escape(
+            render_trajectory_html(
+                traj,
+                dead_ends=rec.get("dead_ends"),
+                final_correct=_bool_or_none(rec.get("final_correct")),
+                height_px=COMPARE_GRAPH_HEIGHT,
+                scale=GRAPH_SCALE,
+                show_steps=False,
+                layout=layout,
+            ),
+            quote=True,
+        )
+        + '"></iframe></div>'
+        for name, traj, rec in ((names[0], ta, ra), (names[1], tb, rb))
+    )
+    body = (
+        f"<h1>{_esc(title)}</h1>"
+        '<details class="dm-problem" open><summary>Problem</summary>'
+        f'<div class="dm-math">{_esc(_cut(problem, 20_000))}</div></details>'
+        f'<div class="dm-sides">{sides}</div>'
+        "<h2>Steps aligned</h2><p>Steps aligned by what they state: = the same statement, "
+        "≈ the same mathematical content; a row with one side empty is a step only that side "
+        "has. Both sides scroll as one; dead ends are orange.</p>"
+        f'<iframe class="dm-aligned" title="steps aligned" height="{VIEW_HEIGHT + 4}" '
+        f'srcdoc="{html.escape(aligned, quote=True)}"></iframe>'
+        f"<h2>Graphs</h2><p>One layout ({_esc(layout)}) and one scale (100 %) for both.</p>"
+        f'<div class="dm-sides">{graphs}</div>'
+    )
+    return _page(title, body, charts=False)
+
+
+def exported_items(
+    corpus: Any, rows: Iterable[int], roots: Sequence[str] = (), labels: Any = None
+) -> list[ExportedTrajectory]:
+    """The rows of a loaded corpus (:class:`dagmath_viz.run.corpus.Corpus`) as items to
+    export: each trajectory loaded, or read back from its scored record's ``source`` under
+    ``roots``, with its labels (a :class:`dagmath_viz.store.labels.LabelFile`, or None)."""
+    from dagmath_viz.formats.sources import SourceReader
+
+    reader = SourceReader(roots=list(roots))
+    out = []
+    for row in rows:
+        rec = corpus.scored.iloc[row].to_dict()
+        traj, why = corpus.trajectory(row), None
+        if traj is None:
+            key = (str(rec["model"]), str(rec["dataset"]), str(rec["problem_id"]))
+            traj, why = reader.read(rec["source"] or "", (*key, int(rec["sample_id"])))
+        marks = labels.for_trajectory(rec) if labels is not None else ()
+        out.append(ExportedTrajectory(traj, rec, marks, why))
+    return out
 
 
 def select_rows(scored: pd.DataFrame, selection: str, limit: int) -> list[int]:

@@ -1,4 +1,5 @@
-"""Figures for the paper's analyses: spread across models, difficulty, closeness, Appendix F.
+"""Figures for the paper's analyses: spread across models, difficulty (rates, and Figure 3's
+graph statistics), closeness, Appendix F.
 
 Built from :mod:`dagmath_viz.analysis.tables` output; no Streamlit. Model and dataset names come
 from the data (untrusted): they are HTML-escaped before they reach a figure, since Plotly
@@ -19,6 +20,7 @@ from dagmath_viz.draw.figures import model_colours, text
 __all__ = [
     "closeness_accuracy_figure",
     "difficulty_figure",
+    "graph_stats_figure",
     "shift_figure",
     "spread_figure",
 ]
@@ -93,7 +95,8 @@ def spread_figure(board: pd.DataFrame) -> go.Figure:
 def difficulty_figure(table: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
     """PASS@1, R̂ and AUC against difficulty group, one line per model, a panel per metric.
 
-    ``table`` is :func:`dagmath_viz.analysis.tables.by_difficulty` output (the paper's Figure 3).
+    ``table`` is :func:`dagmath_viz.analysis.tables.by_difficulty` output. (The paper's
+    Figure 3 is the graph statistics by difficulty: :func:`graph_stats_figure`.)
     """
     long = table.melt(
         id_vars=["model", "difficulty_group"],
@@ -108,11 +111,47 @@ def difficulty_figure(table: pd.DataFrame, colours: dict[str, str] | None = None
         long, x="difficulty_group", y="rate", color="model", facet_col="metric", markers=True,
         color_discrete_map=palette,
         labels={"difficulty_group": "difficulty group k: (k − 1, k]", "rate": "rate"},
-        title="By difficulty group (the paper's Figure 3)",
+        title="PASS@1, R̂ and AUC by difficulty group",
     )  # fmt: skip
     fig.update_layout(**_LAYOUT)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
     fig.update_xaxes(dtick=1)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    return fig
+
+
+def graph_stats_figure(table: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
+    """The paper's Figure 3: the five graph statistics against difficulty group, one panel
+    per statistic, one line per model (means over trajectories; density in percent).
+
+    ``table`` is :func:`dagmath_viz.analysis.tables.graph_stats_by_difficulty` output.
+    """
+    shown = table.copy()
+    shown["density"] = 100.0 * shown["density"]
+    long = shown.melt(
+        id_vars=["model", "difficulty_group", "n"],
+        value_vars=list(GRAPH_STATS),
+        var_name="statistic",
+        value_name="mean",
+    )
+    labels = {**_STAT_LABELS, "density": "density (%)"}
+    long["statistic"] = pd.Categorical(
+        long["statistic"].map(labels), categories=[labels[s] for s in GRAPH_STATS], ordered=True
+    )
+    palette = model_colours(long["model"].astype(str).unique(), colours)
+    long["model"] = _safe(long["model"])
+    fig = px.line(
+        long.sort_values(["statistic", "model", "difficulty_group"]),
+        x="difficulty_group", y="mean", color="model", facet_col="statistic",
+        facet_col_wrap=3, markers=True, color_discrete_map=palette, hover_data={"n": True},
+        category_orders={"statistic": [labels[s] for s in GRAPH_STATS]},
+        labels={"difficulty_group": "difficulty group k: (k − 1, k]", "mean": "mean"},
+        title="Graph statistics by difficulty group (the paper's Figure 3)",
+        facet_row_spacing=0.14,
+    )  # fmt: skip
+    fig.update_layout(**_LAYOUT, height=620)
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(matches=None, showticklabels=True)
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     return fig
 

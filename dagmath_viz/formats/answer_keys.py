@@ -99,7 +99,8 @@ def load_answer_key(path: str | Path) -> AnswerKey:
         InputError: the file cannot be read or has none of the accepted shapes.
     """
     path = Path(path)
-    data = jsonio.read_bytes(path)
+    jsonl = path.suffix.lower() == ".jsonl"
+    data = jsonio.read_lines_bytes(path) if jsonl else jsonio.read_bytes(path)
     key = AnswerKey()
     if path.suffix.lower() == ".csv":
         rows: Iterable[Any] = _csv_rows(path, data)

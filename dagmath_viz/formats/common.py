@@ -22,6 +22,7 @@ __all__ = [
     "answer_text",
     "as_read",
     "difficulty",
+    "domain_text",
     "fault",
     "file_failure",
     "first_str",
@@ -99,6 +100,20 @@ def first_str(*values: Any) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
+
+
+def domain_text(value: Any) -> str | None:
+    """A record's domain as text: a string, or a list of them joined with ``"; "`` (the
+    gold benchmark writes Omni-MATH's ``["Mathematics -> Algebra -> ..."]``).
+
+    >>> domain_text(["Mathematics -> Algebra", " ", "Mathematics -> Geometry"])
+    'Mathematics -> Algebra; Mathematics -> Geometry'
+    >>> domain_text(3) is None
+    True
+    """
+    if isinstance(value, list):
+        return "; ".join(s for s in (first_str(v) for v in value) if s) or None
+    return first_str(value)
 
 
 def answer_text(value: Any) -> str | None:

@@ -21,8 +21,10 @@ from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.registry import TRAJECTORY_FILES, Format, format_of, load_file
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 
-__all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "load_paths"]
+__all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "gathered_targets", "load_paths"]
 
+#: Kinds of file a run never reads on its own: a format's companions, the label files.
+_NOT_READ_KINDS = ("companion", "labels")
 #: Why a file named on its own is skipped: no format reads it.
 NOT_READ = f"not a {TRAJECTORY_FILES} file"
 
@@ -108,7 +110,7 @@ def discover(
             continue
         if root.is_file():
             layout = format_of(root)
-            if layout is None or layout.kind == "companion":
+            if layout is None or layout.kind in _NOT_READ_KINDS:
                 issues.append(LoadIssue(str(root), "file", f"skipped: {NOT_READ}"))
                 continue
             candidates: list[tuple[Path, Format | None]] = [(root, layout)]
@@ -117,7 +119,7 @@ def discover(
             issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
             candidates = [(p, format_of(p)) for p in found]
         for p, layout in candidates:
-            if layout is None or layout.kind == "companion":
+            if layout is None or layout.kind in _NOT_READ_KINDS:
                 continue
             if excluded and Path(os.path.realpath(p)) in excluded:
                 issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))
@@ -201,6 +203,25 @@ def _walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     found.sort()
     refused.sort(key=lambda item: item[0])
     return found, refused
+
+
+def gathered_targets(root: Path) -> list[Path]:
+    """The real paths a folder of nothing but links gathers (what :func:`_walk` reads as
+    if named itself); empty for any other folder. Readers confined to the folders the user
+    named (a scored record's source) count these as named too."""
+    try:
+        entries = [p for p in root.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return []
+    if not entries or not all(p.is_symlink() for p in entries):
+        return []
+    targets = []
+    for link in sorted(entries):
+        try:
+            targets.append(link.resolve(strict=True))
+        except (OSError, RuntimeError):  # broken, or a loop: the walk reads nothing there
+            continue
+    return targets
 
 
 def _links_folder(root: Path) -> tuple[list[Path], list[tuple[Path, str]]] | None:

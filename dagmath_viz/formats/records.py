@@ -20,6 +20,7 @@ from dagmath_viz.formats.common import (
     answer_text,
     as_read,
     difficulty,
+    domain_text,
     fault,
     file_failure,
     first_str,
@@ -35,7 +36,9 @@ from dagmath_viz.text import short_repr, step_name
 __all__ = [
     "DOCUMENT",
     "LINES",
+    "LOGIC_MARKERS",
     "RECORD_MARKERS",
+    "is_logic_program_file",
     "ROWS",
     "Documents",
     "FREE_FORM",
@@ -58,6 +61,9 @@ DOCUMENT, LINES, ROWS = "document", "lines", "rows"
 #: Fields of which a trajectory record has at least one (a file of objects with none of
 #: them is some other JSON: a config, a problem statement, a chunk list).
 RECORD_MARKERS = frozenset({"steps", "problem_id", "sample_id"})
+#: Fields of the logic-program problem and proof records (``dagmath gsm generate|solve``),
+#: which carry a ``problem_id`` but are no trajectories.
+LOGIC_MARKERS = frozenset({"axioms", "theorems"})
 #: How a file's bytes become its documents; raises :class:`InputError` (no file name) when
 #: the whole file is unreadable, yields a bad line as a document whose value is the error.
 Documents = Callable[[Path, bytes], Iterable[jsonio.Document]]
@@ -115,8 +121,8 @@ def read_records(
     ``lines``: the bytes are plain JSON Lines text, which may be scored JSONL read in one
     parse. ``fields`` renames a record's fields before it is read (:class:`FieldMap`).
     """
-    try:
-        data = jsonio.read_bytes(path)
+    try:  # JSON Lines: one line past the cap is this file's error, never held in memory
+        data = jsonio.read_lines_bytes(path) if lines else jsonio.read_bytes(path)
     except InputError as exc:
         return file_failure(path, exc)
     if lines and fields is None:
@@ -130,6 +136,8 @@ def read_records(
     del data
     if fields is not None:
         docs = [jsonio.Document(where, fields.apply_all(doc)) for where, doc in docs]
+    if is_logic_program_file([doc for _where, doc in docs]):
+        return FileLoad([], [], [_logic_program_file(path)])
     if _unrecognised(docs):
         return FileLoad([], [], [_not_a_trajectory_file(path)])
     return _read_documents(path, docs, context)
@@ -208,6 +216,22 @@ def _unrecognised(documents: list[jsonio.Document]) -> bool:
     )
 
 
+def is_logic_program_file(documents: list) -> bool:
+    """True when every record is a logic-program problem or proof (``axioms`` or
+    ``theorems``, no ``steps``): the other lens's data, as in ``sample_data/gsm/``."""
+    items = [i for d in documents for i in (d if isinstance(d, list) else [d])]
+    return bool(items) and all(
+        isinstance(i, dict) and LOGIC_MARKERS & i.keys() and "steps" not in i for i in items
+    )
+
+
+def _logic_program_file(path: Path) -> LoadIssue:
+    """Only a warning: nothing of a trajectory is lost, so scoring a folder that holds
+    both lenses' data (``sample_data/``) is complete."""
+    note = "skipped: logic-program records (read by dagmath gsm and the Efficiency page)"
+    return LoadIssue(str(path), "", note, "warning")
+
+
 def _not_a_trajectory_file(path: Path) -> LoadIssue:
     """The one issue a file in no known layout raises: nothing is read from it, and it
     counts as no trajectory (neither loaded nor illegal)."""
@@ -262,7 +286,7 @@ def parse_record(
         problem_text=first_str(obj.get("problem_text"), obj.get("problem")) or "",
         reference_answer=reference,
         difficulty=difficulty(obj.get("difficulty")),
-        domain=first_str(obj.get("domain")),
+        domain=domain_text(obj.get("domain")),
         source=f"{ctx_file}{'[' + str(position) + ']' if not location else ':' + location}",
         load_errors=tuple(faults),
     )

@@ -19,8 +19,10 @@ from dagmath_viz.formats import (
     answer_keys,
     gold,
     hf_json,
+    inspect_log,
     json_records,
     jsonl_gz,
+    lm_eval_samples,
     ndjson,
     official,
     parquet,
@@ -52,8 +54,9 @@ class Format:
     """One kind of file: which files it claims and how one of them is read.
 
     ``kind`` is ``trajectories``, ``answers`` (an answer key, read by
-    :func:`dagmath_viz.formats.answer_keys.load_answer_key`) or ``companion`` (read as
-    part of another file of the format, never on its own). A format of JSON records gives
+    :func:`dagmath_viz.formats.answer_keys.load_answer_key`), ``companion`` (read as
+    part of another file of the format, never on its own) or ``labels`` (a label file
+    beside the data: never read as data). A format of JSON records gives
     ``documents`` (how its bytes become JSON documents), ``form`` (see
     :meth:`record_form`) and ``context``; any other gives ``read``. ``suffixes`` are the
     endings of its files (uploads keep only files that end so).
@@ -100,8 +103,19 @@ def _records(name: str, module: ModuleType, suffixes: tuple[str, ...]) -> Format
 
 _JSON = (".json", ".jsonl")
 
+#: Label files (dagmath_viz/store/labels.py) kept beside the data: the sidecar's name inside
+#: a data folder, and the ending of one beside a data file. They are never read as data.
+LABEL_SIDECAR = "dagmath-labels.jsonl"
+LABEL_SUFFIX = ".labels.jsonl"
+
+
+def _label_file(path: Path) -> bool:
+    return path.name == LABEL_SIDECAR or path.name.endswith(LABEL_SUFFIX)
+
+
 #: Every known format, most specific first; a new format is one line here.
 FORMATS: tuple[Format, ...] = (
+    Format("label file", "labels", _label_file, ()),  # never data: the walk skips it
     Format("answer key", "answers", answer_keys.claims, (".json", ".jsonl", ".csv")),
     Format(
         "thought-anchors",
@@ -113,6 +127,9 @@ FORMATS: tuple[Format, ...] = (
     Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
     _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
     _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
+    _records("inspect_ai log", inspect_log, (inspect_log.SUFFIX, ".json")),  # .eval zip, .json
+    _records("lm-eval samples", lm_eval_samples, (".jsonl",)),  # samples_<task>_<date>.jsonl
+    Format("lm-eval results", "companion", lm_eval_samples.claims_results, (".json",)),
     _records("JSON Lines in .json", hf_json, (".json",)),  # Dataset.to_json()
     _records("NDJSON", ndjson, (ndjson.SUFFIX,)),
     _records("JSON Lines, gzipped", jsonl_gz, (jsonl_gz.SUFFIX,)),
@@ -138,6 +155,8 @@ _LOOKS_LIKE = {
     "official": f"<model>/<dataset>/{official.file_name('<id>')}",
     "gold": "<dataset>/problem_<id>.json",
     "thought-anchors": "<model>/<kind>/problem_<id>/chunks_labeled.json",
+    "inspect_ai log": f"<log>{inspect_log.SUFFIX} or an inspect .json log",
+    "lm-eval samples": "<model>/samples_<task>_<date>.jsonl",
 }
 LOOKED_FOR = (
     f"{TRAJECTORY_FILES} files in any of these formats: "

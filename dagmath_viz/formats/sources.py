@@ -4,8 +4,15 @@ A scored JSONL record (``dagmath score`` output) carries no steps, only ``source
 file it was read from and the place in it, as :func:`dagmath_viz.formats.records.parse_record`
 wrote it: ``FILE:item 2``, ``FILE:line 7``, ``FILE:line 7, item 2`` or ``FILE[3]`` (the
 record's position when the file gave no location). This module finds that file again
-(as written, or relative to the folders the scored file was opened from), reads that one
-file and returns the matching trajectory, so the app never holds every source in memory.
+(as written when absolute, else under the folders the data were opened from), reads that
+one file and returns the matching trajectory, so the app never holds every source in memory.
+
+A ``source`` is model-supplied text in someone else's scored file, so it is confined: only
+a regular file whose real path (links followed) lies inside the folders the user named
+(the app's ``--data`` paths or its upload folder, the command's inputs; a named file counts
+as its folder) is ever opened. Anything else (``/etc/passwd``, a path outside, a FIFO or a
+device, a missing file) gets the same answer, ``source file not found: FILE``, so the
+answer tells nothing about what exists outside those folders.
 
 Dead ends of scored records are listed from the records' own ``dead_ends``; their
 categories need the steps, so they are computed when the source can be read and are
@@ -14,7 +21,9 @@ categories need the steps, so they are computed when the source can be read and 
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,6 +34,7 @@ import pandas as pd
 
 from dagmath_viz import jsonio
 from dagmath_viz.formats.common import is_sample_id
+from dagmath_viz.formats.discovery import gathered_targets
 from dagmath_viz.formats.records import RECORD_MARKERS, parse_record
 from dagmath_viz.formats.registry import (
     DOCUMENT_PLACES,
@@ -94,23 +104,34 @@ def parse_source(source: str) -> SourceRef | None:
     return SourceRef(source)
 
 
-def _candidates(file: str, roots: Sequence[str | Path]) -> list[Path]:
-    """Where a source file may be: as written, then under each root and its parents.
+def _allowed_folders(roots: Sequence[str | Path]) -> tuple[str, ...]:
+    """The real paths of the folders the user named (a named file: its folder), and what a
+    named folder of nothing but links gathers (the walk reads those as named)."""
+    out = []
+    for root in roots:
+        real = os.path.realpath(Path(root).expanduser())
+        if os.path.isdir(real):
+            out.append(real)
+            out.extend(str(t) for t in gathered_targets(Path(real)))
+        else:
+            out.append(os.path.dirname(real))
+    return tuple(dict.fromkeys(out))
+
+
+def _candidates(file: str, folders: Sequence[str]) -> list[Path]:
+    """Where a source file may be: as written when absolute, else under each named folder.
 
     ``dagmath score DIR`` writes paths as given on its command line (often relative to
-    where it ran), so a scored file opened elsewhere finds them next to itself or a few
-    folders up.
+    where it ran), so a scored file opened elsewhere finds them next to itself.
     """
-    path = Path(file).expanduser()
+    path = Path(file)
     if path.is_absolute():
         return [path]
-    out = [path]
-    for root in roots:
-        base = Path(root).expanduser()
-        base = base if base.is_dir() else base.parent
-        for folder in (base, *list(base.parents)[:4]):
-            out.append(folder / path)
-    return out
+    return [Path(folder) / path for folder in folders]
+
+
+def _inside(real: str, folders: Sequence[str]) -> bool:
+    return any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
 
 
 class SourceReader:
@@ -125,8 +146,9 @@ class SourceReader:
     file, as :func:`dagmath_viz.formats.registry.load_file` does.
 
     Args:
-        roots: folders (or files) the scored data were opened from; relative source
-            paths are also looked for under them and their parents.
+        roots: folders (or files) the scored data were opened from: the only places a
+            source is read from (a file: its folder); relative source paths are looked
+            for under them. No roots: no source is read.
         max_bytes: about how much memory the trajectories kept may take (their text plus a
             per-step allowance); the least recently read go first. The last file's parsed
             JSON is kept only when its file is at most a quarter of this.
@@ -134,6 +156,7 @@ class SourceReader:
 
     def __init__(self, roots: Sequence[str | Path] = (), max_bytes: int = 32 * 2**20) -> None:
         self.roots = tuple(roots)
+        self._folders = _allowed_folders(self.roots)
         self.max_bytes = max_bytes
         self._kept: OrderedDict[tuple, tuple[Trajectory, int]] = OrderedDict()
         self._kept_bytes = 0
@@ -146,12 +169,14 @@ class SourceReader:
         return self._kept_bytes
 
     def locate(self, file: str) -> Path | None:
-        """The existing path a source file names, or ``None``."""
-        for candidate in _candidates(file, self.roots):
+        """The regular file inside the named folders that a source file names, or ``None``
+        (missing, outside them, or not a regular file alike: nothing is opened)."""
+        for candidate in _candidates(file, self._folders):
             try:
-                if candidate.is_file():
-                    return candidate
-            except OSError:
+                real = os.path.realpath(candidate)
+                if _inside(real, self._folders) and stat.S_ISREG(os.stat(real).st_mode):
+                    return candidate  # by the name it was scored under (model, dataset)
+            except (OSError, ValueError):  # ValueError: a NUL in the name
                 continue
         return None
 

@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from dagmath_viz.formats.replies import json_depth  # also caps replies (formats/)
+
 __all__ = ["MAX_BODY_BYTES", "MAX_BODY_DEPTH", "BoundedTransport", "UnsafeResponse", "client"]
 
 #: Largest response body accepted, on the wire and once inflated.
@@ -147,24 +149,3 @@ def client() -> Any:
         for pattern, transport in http._mounts.items()  # noqa: SLF001
     }
     return http
-
-
-def json_depth(value: Any, limit: int) -> int:
-    """How deeply ``value`` nests lists and objects, counted up to ``limit + 1`` (no
-    recursion, so a hostile value cannot exhaust the stack; linear in its size).
-
-    >>> json_depth({"a": [1, [2]]}, 10), json_depth([[[[]]]], 2)
-    (3, 3)
-    """
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if not isinstance(item, dict | list):
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest

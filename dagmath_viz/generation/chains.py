@@ -8,8 +8,10 @@ A chain comes from one of two places:
   those of the project's Thought Anchors reader (model from the folder, data set
   ``thought-anchors``, sample 0 for the correct solution and 1 for the incorrect one), so a
   labelled chain lines up with the source's own ``chunks_labeled.json``.
-- **Records** (``.jsonl`` or ``.json``): a problem and a free-form solution per record, the
-  fields named by :data:`CHAIN_FIELDS` or a field map.
+- **Records** (``.jsonl`` or ``.json``, or any file of records the format registry reads,
+  such as an inspect_ai log or an lm-eval samples file, whose free-form replies are their
+  records' ``solution``): a problem and a free-form solution per record, the fields named
+  by :data:`CHAIN_FIELDS` or a field map.
 
 The split is Thought Anchors' own (``split_solution_into_chunks`` in
 interp-reasoning/thought-anchors, ``utils.py``): only the text between ``<think>`` and
@@ -39,7 +41,7 @@ from typing import Any
 
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import extract_boxed
-from dagmath_viz.formats.registry import documents_of
+from dagmath_viz.formats.registry import documents_of, record_form
 from dagmath_viz.schema import InputError
 
 __all__ = [
@@ -169,7 +171,7 @@ def read_chains(
         chains = [_thought_anchors(p) for p in found]
     elif path.name == "base_solution.json":
         chains = [_thought_anchors(path)]
-    elif path.suffix.lower() in (".jsonl", ".json"):
+    elif path.suffix.lower() in (".jsonl", ".json") or record_form(path) is not None:
         columns = {
             f: (field_map[f],) if field_map and f in field_map else names
             for f, names in CHAIN_FIELDS.items()

@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import random
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from dagmath_viz.generation.bounded import json_depth
+from dagmath_viz.formats.replies import extract_json  # the one reply parser (formats/)
 from dagmath_viz.schema import DagMathError
 
 __all__ = [
@@ -57,12 +55,6 @@ __all__ = [
     "public_url",
     "run_to_completion",
 ]
-
-#: Deepest JSON accepted in a model's reply (a solution is 4 levels deep).
-MAX_REPLY_DEPTH = 64
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", re.S)
-#: How many '{' positions the prose scan tries before giving up (keeps it linear-ish).
-_MAX_SCAN = 200
 
 
 class FatalAPIError(DagMathError):
@@ -174,51 +166,6 @@ def public_url(url: str) -> str:
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def extract_json(text: str, required_key: str | None = None) -> Any:
-    """The JSON object in a reply: the whole text, a ```json fence, or one inside prose.
-
-    With ``required_key``, an object lacking that key is passed over in favour of a later
-    one (a reasoning model may write braces in its thoughts before the answer).
-    Returns ``None`` when there is none.
-
-    >>> extract_json('Sure! ```json\\n{"steps": []}\\n``` Hope it helps.')
-    {'steps': []}
-    >>> extract_json('I think {x} so: {"steps": [1]} done', "steps")
-    {'steps': [1]}
-    """
-
-    def wanted(obj: Any) -> bool:
-        if json_depth(obj, MAX_REPLY_DEPTH) > MAX_REPLY_DEPTH:
-            return False
-        if required_key is None:
-            return isinstance(obj, dict | list)
-        return isinstance(obj, dict) and required_key in obj
-
-    stripped = text.strip()
-    candidates = [stripped, *(m.group(1) for m in _FENCE.finditer(text))]
-    for candidate in candidates:
-        try:
-            obj = json.loads(candidate)
-        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
-            continue
-        if wanted(obj):
-            return obj
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    tries = 0
-    while start != -1 and tries < _MAX_SCAN:
-        tries += 1
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            start = text.find("{", start + 1)
-            continue
-        if wanted(obj):
-            return obj
-        start = text.find("{", end)
-    return None
 
 
 def _retry_after(exc: Any) -> float | None:

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
@@ -38,13 +37,11 @@ from dagmath_viz.generation.client import (
     Breaker,
     CallFailed,
     ChatClient,
-    RetryPolicy,
-    Sampling,
     public_url,
     run_to_completion,
 )
 from dagmath_viz.generation.problems import safe_name
-from dagmath_viz.generation.progress import RunTotals, run_units
+from dagmath_viz.generation.progress import RunSettings, RunTotals, run_units
 from dagmath_viz.generation.prompts import (
     DEPENDS_PROMPT,
     DEPENDS_PROMPT_NAME,
@@ -67,27 +64,15 @@ from dagmath_viz.text import printable
 __all__ = ["DependsConfig", "DependsSummary", "check_batch", "run_depends", "trajectory_record"]
 
 
-@dataclass(frozen=True)
-class DependsConfig:
-    """Everything a ``depends`` run needs. ``api_key`` is used for requests and never written."""
+@dataclass(frozen=True, kw_only=True)
+class DependsConfig(RunSettings):
+    """A ``depends`` run: the server settings, and how chains are batched and retried."""
 
-    base_url: str
-    model: str
-    out_dir: Path
     #: the output file's name (``<name>.jsonl``) and its journal's
     name: str
     batch_steps: int = 40
     short_chars: int = 120
     label_attempts: int = 3
-    concurrency: int = 8
-    sampling: Sampling = field(default_factory=Sampling)
-    api_key: str | None = field(default=None, repr=False)
-    structured: bool = True
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    progress_interval: float = 10.0
-    preflight: bool = True
-    stop_after: int = 8
-    verbose: bool = False
 
 
 @dataclass
@@ -408,9 +393,7 @@ class _DependsRun:
             )  # fmt: skip
         finally:
             await client.close()
-            self.summary.prompt_tokens = client.usage.prompt_tokens
-            self.summary.completion_tokens = client.usage.completion_tokens
-            self.summary.requests = client.usage.requests
+            self.summary.add_usage(client)
             self.summary.structured_output = client.structured
             self.rewrite_output()  # input order
             self.journal.close()

@@ -19,23 +19,22 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__, jsonio
 from dagmath_viz.formats import answer_keys, official
+from dagmath_viz.formats.replies import check_solution
 from dagmath_viz.generation.client import (
     Breaker,
     ChatClient,
-    RetryPolicy,
-    Sampling,
     public_url,
     run_to_completion,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import RunTotals, run_units
+from dagmath_viz.generation.progress import RunSettings, RunTotals, run_units
 from dagmath_viz.generation.prompts import SOLUTION_SCHEMA, prompt_hash, user_prompt
 from dagmath_viz.generation.store import (
     STATE_DIR,
@@ -53,29 +52,14 @@ from dagmath_viz.text import printable
 __all__ = ["GenerateConfig", "RunSummary", "check_solution", "run_generate"]
 
 
-@dataclass(frozen=True)
-class GenerateConfig:
-    """Everything a run needs. ``api_key`` is used for requests and never written."""
+@dataclass(frozen=True, kw_only=True)
+class GenerateConfig(RunSettings):
+    """A generate run: the server settings and the prompt, samples per problem."""
 
-    base_url: str
-    model: str
-    out_dir: Path
     dataset: str
     system_prompt: str
     system_prompt_source: str = "default"
     samples: int = 1
-    concurrency: int = 8
-    sampling: Sampling = field(default_factory=Sampling)
-    api_key: str | None = field(default=None, repr=False)
-    structured: bool = True
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    progress_interval: float = 10.0
-    #: check the server and the model before the first request
-    preflight: bool = True
-    #: stop after this many connection failures, or identical 4xx answers, in a row
-    stop_after: int = 8
-    #: write each failed sample's reason on the stream as it happens
-    verbose: bool = False
 
 
 @dataclass
@@ -85,20 +69,6 @@ class RunSummary(RunTotals):
     DONE = "samples done"
 
     structured_output: bool = True
-
-
-def check_solution(value: Any) -> str | None:
-    """Why a parsed reply is not a solution, or ``None``.
-
-    Only the envelope is checked: an object with a ``steps`` list. Odd steps (missing
-    fields, bad parents, cycles) are kept on purpose: ``dagmath score`` classes them
-    ``illegal``, whereas dropping them would bias the run's rates upwards.
-    """
-    if not isinstance(value, dict):
-        return f"the JSON is {type(value).__name__}, expected an object with 'steps'"
-    if not isinstance(value.get("steps"), list):
-        return "the JSON object has no 'steps' list"
-    return None
 
 
 def _sample_record(
@@ -305,10 +275,7 @@ class _Run:
         finally:
             await client.close()
             self.journal.close()
-            usage = client.usage
-            self.summary.prompt_tokens = usage.prompt_tokens
-            self.summary.completion_tokens = usage.completion_tokens
-            self.summary.requests = usage.requests
+            self.summary.add_usage(client)
             self.summary.structured_output = client.structured
             self.summary.wall_seconds = time.monotonic() - started
         self.write_failures()

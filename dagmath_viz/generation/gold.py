@@ -25,9 +25,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TextIO
 
 from dagmath_viz import __version__
@@ -35,8 +34,6 @@ from dagmath_viz.generation.client import (
     Breaker,
     CallFailed,
     ChatClient,
-    RetryPolicy,
-    Sampling,
     public_url,
     run_to_completion,
 )
@@ -48,7 +45,7 @@ from dagmath_viz.generation.gold_checks import (
     check_parents,
 )
 from dagmath_viz.generation.problems import Problem, safe_name
-from dagmath_viz.generation.progress import RunTotals, run_units
+from dagmath_viz.generation.progress import RunSettings, RunTotals, run_units
 from dagmath_viz.generation.prompts import (
     EDGES_PROMPT,
     EDGES_SCHEMA,
@@ -74,28 +71,13 @@ __all__ = ["GoldConfig", "GoldSummary", "run_gold"]
 STAGES = ("nodes", "parents", "edges")
 
 
-@dataclass(frozen=True)
-class GoldConfig:
-    """Everything a gold run needs. ``api_key`` is used for requests and never written."""
+@dataclass(frozen=True, kw_only=True)
+class GoldConfig(RunSettings):
+    """A gold run: the server settings, the edge model and the stages' limits."""
 
-    base_url: str
-    model: str
-    out_dir: Path
     dataset: str
     edge_model: str | None = None
-    concurrency: int = 8
-    sampling: Sampling = field(default_factory=Sampling)
-    api_key: str | None = field(default=None, repr=False)
-    structured: bool = True
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
     stage_attempts: int = 4
-    progress_interval: float = 10.0
-    #: check the server and the models before the first request
-    preflight: bool = True
-    #: stop after this many connection failures, or identical 4xx answers, in a row
-    stop_after: int = 8
-    #: write each failed problem's reason on the stream as it happens
-    verbose: bool = False
     #: seconds the SymPy check of one node list may take
     arithmetic_deadline: float = 5.0
 
@@ -363,9 +345,7 @@ class _GoldRun:
         finally:
             for c in (main_client, edge_client):
                 await c.close()
-                self.summary.prompt_tokens += c.usage.prompt_tokens
-                self.summary.completion_tokens += c.usage.completion_tokens
-                self.summary.requests += c.usage.requests
+                self.summary.add_usage(c)
             self.journal.close()
             self.checker.close()
             await self.arithmetic.close()

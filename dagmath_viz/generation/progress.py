@@ -6,15 +6,45 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from dagmath_viz.generation.client import CallFailed, FatalAPIError
+from dagmath_viz.generation.client import (
+    CallFailed,
+    ChatClient,
+    FatalAPIError,
+    RetryPolicy,
+    Sampling,
+)
 from dagmath_viz.progress import Progress, format_duration
 
-__all__ = ["RunTotals", "run_units"]
+__all__ = ["RunSettings", "RunTotals", "run_units"]
 
 Unit = TypeVar("Unit")
 Result = TypeVar("Result")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """What every run that talks to a model server is given (``generate``, ``gold`` and
+    ``depends`` each add their own fields). ``api_key`` is used for requests and never
+    written."""
+
+    base_url: str
+    model: str
+    out_dir: Path
+    concurrency: int = 8
+    sampling: Sampling = field(default_factory=Sampling)
+    api_key: str | None = field(default=None, repr=False)
+    structured: bool = True
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    progress_interval: float = 10.0
+    #: check the server and the model(s) before the first request
+    preflight: bool = True
+    #: stop after this many connection failures, or identical 4xx answers, in a row
+    stop_after: int = 8
+    #: write each failure's reason on the stream as it happens
+    verbose: bool = False
 
 
 @dataclass
@@ -32,6 +62,12 @@ class RunTotals:
     completion_tokens: int = 0
     requests: int = 0
     wall_seconds: float = 0.0
+
+    def add_usage(self, client: ChatClient) -> None:
+        """Count what ``client`` sent and was billed (a run may use several clients)."""
+        self.prompt_tokens += client.usage.prompt_tokens
+        self.completion_tokens += client.usage.completion_tokens
+        self.requests += client.usage.requests
 
     def line(self) -> str:
         return (

@@ -141,7 +141,9 @@ def trajectory_sample(proof_record: Mapping[str, Any], sample_id: int = 0) -> di
         "steps": steps,
         "final_answer": steps[-1]["text"],
         "answer": None if ref is None else str(ref),
-        "difficulty": proof_record.get("depth"),
+        # proof depth is no difficulty (DEFINITIONS §3's groups are of Omni-MATH's 1-10
+        # scale): kept under its own name, which no DAG-MATH reader takes for one
+        "proof_depth": proof_record.get("depth"),
         "domain": "gsm-logic",
         "metadata": {"model": f"gsm-{strategy}", "reasoning_content": ""},
     }

@@ -285,7 +285,7 @@ def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
     if not _starts_scored(path):
         return None  # trajectories as JSONL: load_file reads them, and the file only once
     try:
-        data = jsonio.strip_bom(jsonio.read_bytes(path))
+        data = jsonio.strip_bom(jsonio.read_lines_bytes(path))
     except InputError:
         return None  # load_file says why
     frames: list[pd.DataFrame] = []

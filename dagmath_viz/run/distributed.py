@@ -14,6 +14,11 @@ Scoring is per record and embarrassingly parallel, so this is the local pipeline
    client writes the partitions in file order, a few at a time (its memory holds the
    pairs, the verdicts and a few partitions, never the run).
 
+An answer check that timed out or failed on a node is named as the local run names it (a
+warning for the first file that gave the pair, :func:`pipeline.unsettled_issues`) and is
+never kept as a verdict (:meth:`AnswerChecker.learn` keeps settled ones only), so the next
+run checks it again.
+
 Dask is imported only here, so the library works without it. See ``docs/scaling.md``.
 
 :func:`connect` makes the client and checks the cluster before any work is sent: a bad
@@ -37,6 +42,7 @@ import os
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -312,13 +318,20 @@ def score_on_dask(
     summaries = _with_progress(
         scored.map_partitions(_summary), len(found.data_files), files_per_partition, progress
     )
-    pairs: dict[tuple[str, str], None] = {}
+    files = found.data_files
+    met: dict[tuple[str, str], list] = {}  # pair -> [file index, file, trajectories]
     counts = [0, 0, 0]
-    for found, partition_pairs, partition_counts in _chunks(summaries, 3):
-        issues.extend(names.issue(i) for i in found)
-        pairs.update(dict.fromkeys(partition_pairs))
+    index = 0  # partitions come in file order, one entry per file each
+    for partition_issues, per_file, partition_counts in _chunks(summaries, 3):
+        issues.extend(names.issue(i) for i in partition_issues)
+        for file_pairs in per_file:
+            for pair, n in file_pairs:
+                met.setdefault(pair, [index, files[index], 0])[2] += n
+            index += 1
         counts = [a + b for a, b in zip(counts, partition_counts, strict=True)]
-    verdicts = _verdicts(list(pairs), checker, pairs_per_partition, timeout)
+    verdicts = _verdicts(list(met), checker, pairs_per_partition, timeout)
+    unsettled = pipeline.unsettled_issues(met, lambda p: getattr(verdicts.get(p), "reason", None))
+    issues.extend(names.issue(i) for i in unsettled)
     lines = scored.map_partitions(_partition_lines, dask.delayed(verdicts, traverse=False))
     return DaskScoredRun(issues, files_read, *counts, lines, _names=names)
 
@@ -403,9 +416,12 @@ def _chunks(items: list, size: int) -> Iterator[tuple]:
 
 
 def _summary(results: Sequence[pipeline.FileScore]) -> list:
-    """Issues, distinct pairs and class counts of one partition."""
+    """Issues, each file's distinct pairs with their trajectory counts (so the client can
+    name the first file of a pair whose check times out), and class counts of one partition."""
     issues = [i for r in results for i in r.issues]
-    pairs = list(dict.fromkeys(p.pair for r in results for p in r.records if p.pair is not None))
+    pairs = [
+        list(Counter(p.pair for p in r.records if p.pair is not None).items()) for r in results
+    ]
     n = sum(len(r.records) + len(r.scored_lines) for r in results)
     illegal = sum(sum(not p.legal for p in r.records) + r.scored_illegal for r in results)
     unscored = sum(

@@ -38,7 +38,12 @@ except ImportError:  # pragma: no cover - a dependency; the typed decoder is onl
 from dagmath_viz import jsonio
 from dagmath_viz.formats import registry
 from dagmath_viz.formats.answer_keys import AnswerKeys
-from dagmath_viz.formats.records import DOCUMENT, RECORD_MARKERS, parse_record
+from dagmath_viz.formats.records import (
+    DOCUMENT,
+    RECORD_MARKERS,
+    is_logic_program_file,
+    parse_record,
+)
 from dagmath_viz.formats.scored import is_scored
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score import graph as g
@@ -78,7 +83,7 @@ def score_clean_file(path: Path, answers: AnswerKeys) -> FastFile | None:
         return None  # loading reports it
     if type(doc) is not list:
         return None
-    if any(is_scored(r) for r in doc):
+    if any(is_scored(r) for r in doc) or is_logic_program_file([doc]):
         return None
     if doc and not any(type(r) is dict and RECORD_MARKERS & r.keys() for r in doc):
         if all(type(r) is dict for r in doc):

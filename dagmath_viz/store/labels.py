@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from dagmath_viz import jsonio
-from dagmath_viz.formats.registry import format_of
+from dagmath_viz.formats.registry import LABEL_SIDECAR, LABEL_SUFFIX, format_of
 from dagmath_viz.schema import InputError, LoadIssue
 from dagmath_viz.text import printable
 
@@ -46,6 +46,7 @@ __all__ = [
     "agreement",
     "label_counts",
     "labels_of_rows",
+    "labels_within",
     "make_label",
     "read_labels",
     "remove_label",
@@ -58,7 +59,7 @@ HEADER = {"dagmath_labels": 1}
 MAX_LABEL = 40
 MAX_NOTE = 2000
 #: The sidecar's name inside a data folder (beside a data file: ``<file>.labels.jsonl``).
-SIDECAR_NAME = "dagmath-labels.jsonl"
+SIDECAR_NAME = LABEL_SIDECAR  # the folder walk skips it (formats/registry.py)
 
 _KEY = ("model", "dataset", "problem_id", "sample_id")
 
@@ -218,7 +219,7 @@ def sidecar_path(data: str | Path) -> Path:
     """
     data = Path(data)
     if data.is_file() or format_of(data) is not None:  # a data file, there or not yet
-        return data.with_name(data.name + ".labels.jsonl")
+        return data.with_name(data.name + LABEL_SUFFIX)
     return data / SIDECAR_NAME
 
 
@@ -350,6 +351,31 @@ def label_counts(
         .reset_index()
     )
     return out[columns]
+
+
+def labels_within(labels: LabelFile, scored: pd.DataFrame) -> tuple[LabelFile, int]:
+    """The labels of ``labels`` whose trajectory is a row of ``scored``, and how many were
+    left out: a report over some data counts only the labels on that data.
+
+    Example:
+        >>> f = LabelFile("x", tuple(make_label("m", "d", p, 0, "a") for p in ("1", "2")))
+        >>> kept, outside = labels_within(f, pd.DataFrame({"model": ["m"], "dataset": ["d"],
+        ...                                     "problem_id": [1], "sample_id": [0]}))
+        >>> len(kept.labels), outside
+        (1, 1)
+    """
+    loaded = set(
+        zip(
+            scored["model"].astype(str),
+            scored["dataset"].astype(str),
+            scored["problem_id"].astype(str),
+            (int(s) for s in scored["sample_id"]),
+            strict=True,
+        )
+    )
+    kept = tuple(lab for lab in labels.labels if lab.item[:4] in loaded)
+    found = LabelFile(labels.path, kept, labels.issues, labels.lines, labels.has_header)
+    return found, len(labels.labels) - len(kept)
 
 
 # --------------------------------------------------------------------------- agreement

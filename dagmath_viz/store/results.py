@@ -109,7 +109,7 @@ def read_scored(path: str | Path) -> pd.DataFrame:
 
 def _from_jsonl(path: Path) -> pd.DataFrame:
     records = []
-    for document in jsonio.parse_lines(jsonio.read_bytes(path)):
+    for document in jsonio.read_jsonl(path):
         if isinstance(document.value, InputError):
             raise InputError(f"{path}: {document.value}")
         if not isinstance(document.value, dict):

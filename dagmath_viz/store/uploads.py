@@ -1,8 +1,10 @@
 """Uploaded files and archives, written safely to a private folder for loading.
 
 Zip members are checked before anything is written: no absolute paths, no ``..``, no
-links, and caps on the member count and the total uncompressed size (a zip bomb is refused
-before it is inflated, and the inflated bytes are counted as they are written).
+links, and caps on the member count, the total uncompressed size (a zip bomb is refused
+before it is inflated, and the inflated bytes are counted as they are written), the folders
+a zip would create and how deep its paths go (a directory bomb, many empty members in
+folders hundreds deep, passes the byte and member caps but would exhaust inodes).
 
 :class:`UploadStore` is the one place the app keeps uploads (every page's uploader goes
 through it). Its folder is private to the process: made fresh by :func:`tempfile.mkdtemp`
@@ -43,7 +45,9 @@ __all__ = [
     "UPLOADS_PREFIX",
     "is_uploaded",
     "MAX_AGE_SECONDS",
+    "MAX_DEPTH",
     "MAX_FILES",
+    "MAX_FOLDERS",
     "MAX_SESSION_BYTES",
     "MAX_STORE_BYTES",
     "MAX_TOTAL_BYTES",
@@ -69,6 +73,11 @@ def is_uploaded(path: str | Path) -> bool:
 
 
 MAX_FILES = 20_000
+#: Folders a member's path may go down (``a/b/c.json`` is 2 deep): a results folder is
+#: run/model/dataset/..., never dozens deep.
+MAX_DEPTH = 32
+#: Distinct folders one zip may create (a results folder has one per model and dataset).
+MAX_FOLDERS = 5_000
 # Loading JSON costs several times its size in memory, so the caps are on bytes written: one
 # upload (all files of one uploader, zips inflated), one session, and the whole process.
 MAX_TOTAL_BYTES = 512 * 1024**2
@@ -142,6 +151,7 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list) -> list[LoadI
     declared = sum(m.file_size for m in members)
     if declared > budget[0]:
         raise InputError(f"{name}: would inflate to {declared} bytes; {_room(budget)}")
+    _check_folders(name, [m.filename for m in members])
     for m in members:
         where = f"member {short_repr(m.filename, 200)}"
         try:
@@ -166,6 +176,31 @@ def _extract_zip(data: bytes, name: str, dest: Path, budget: list) -> list[LoadI
             _discard(target)  # no half-written file is left to be loaded
             raise
     return issues
+
+
+def _check_folders(name: str, members: Sequence[str]) -> None:
+    """Refuse a zip whose members would go deeper than :data:`MAX_DEPTH` folders or create
+    more than :data:`MAX_FOLDERS`, before any folder is made.
+
+    Only the members that would be written count (data files); the depth is checked first,
+    so a 900-deep path is refused without listing its 900 prefixes.
+    """
+    paths = [
+        PurePosixPath(m.replace("\\", "/")).parts
+        for m in members
+        if m.lower().endswith(DATA_SUFFIXES)
+    ]
+    deepest = max(paths, key=len, default=())
+    if len(deepest) - 1 > MAX_DEPTH:
+        raise InputError(
+            f"{name}: member {short_repr('/'.join(deepest), 120)} is {len(deepest) - 1} "
+            f"folders deep; at most {MAX_DEPTH} are accepted"
+        )
+    folders = {parts[:k] for parts in paths for k in range(1, len(parts))}
+    if len(folders) > MAX_FOLDERS:
+        raise InputError(
+            f"{name}: would create {len(folders)} folders; at most {MAX_FOLDERS} are accepted"
+        )
 
 
 def _discard(path: Path) -> None:

@@ -20,7 +20,7 @@ from tests.app.helpers import app_on, choice, on_page
 
 PAGES = [
     "pages/overview.py",
-    "pages/table.py",
+    "pages/trajectories.py",
     "pages/trajectory.py",
     "pages/compare.py",
     "pages/distributions.py",

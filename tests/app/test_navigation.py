@@ -157,7 +157,7 @@ def test_scored_jsonl_dead_ends_categorised_from_readable_sources(monkeypatch, l
 
 
 def test_table_lists_filters_and_searches(monkeypatch, logcount):
-    at = _page(_app(monkeypatch, logcount), "pages/table.py")
+    at = _page(_app(monkeypatch, logcount), "pages/trajectories.py")
     table = next(f.value for f in at.dataframe if "dead ends" in f.value.columns)
     assert len(table) == 5
     # sorted by steps, longest first: the imperfect walk has 10 steps

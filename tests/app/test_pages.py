@@ -23,7 +23,7 @@ from tests.logcount import write_logcount
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = [
     "pages/overview.py",
-    "pages/table.py",
+    "pages/trajectories.py",
     "pages/trajectory.py",
     "pages/compare.py",
     "pages/distributions.py",
@@ -338,3 +338,31 @@ def test_trajectory_view_control_offers_the_step_fields_and_the_pyvis_drawing(mo
     html = at.get("iframe")[0].proto.srcdoc
     assert 'data-view="vis"' in html and "new vis.Network" in html
     assert "Bar: forced_importance_kl" in html
+
+
+def test_distributions_shows_figure_3_means_by_difficulty(monkeypatch, tmp_path):
+    # Two trajectories of one model: a 2-step chain at difficulty 1 and a 3-step chain at
+    # difficulty 2. Figure 3's #nodes panel: mean 2 in group 1, 3 in group 2.
+    def step(i: int, parents: list[int] | None) -> dict:
+        return {"step_id": i, "thinking": "t", "direct_dependent_steps": parents, "text": f"s{i}"}
+
+    chain2 = [step(1, None), step(2, [1])]
+    chain3 = [step(1, None), step(2, [1]), step(3, [2])]
+    folder = tmp_path / "m" / "d"
+    folder.mkdir(parents=True)
+    for pid, steps, difficulty in (("1", chain2, 1.0), ("2", chain3, 2.0)):
+        record = {"problem_id": pid, "sample_id": 0, "problem_text": "p", "steps": steps,
+                  "difficulty": difficulty}  # fmt: skip
+        (folder / f"problem_{pid}_all_samples.json").write_text(json.dumps([record]))
+    at = _app(monkeypatch, tmp_path)
+    _run_page(at, "pages/distributions.py")
+    assert any("Figure 3" in h.value for h in at.subheader)
+    figure = next(
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if "Graph statistics by difficulty" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+    )
+    # plotly express names each trace's panel in its hover text
+    nodes = next(t for t in figure["data"] if "statistic=#nodes<" in t["hovertemplate"])
+    assert _array(nodes["x"]) == [1, 2]
+    assert _array(nodes["y"]) == [2.0, 3.0]

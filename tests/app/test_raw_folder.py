@@ -98,7 +98,7 @@ def test_distributions_show_the_five_trajectories(monkeypatch, raw_run):
 
 
 def test_table_lists_every_trajectory_and_says_what_it_searches(monkeypatch, raw_run):
-    at = on_page(app_on(monkeypatch, raw_run), "pages/table.py")
+    at = on_page(app_on(monkeypatch, raw_run), "pages/trajectories.py")
     table = next(f.value for f in at.dataframe if "steps" in f.value.columns)
     assert sorted(table["steps"].tolist()) == [7, 9, 9, 9, 10]
     assert any("source" in c.value for c in at.caption)

@@ -56,7 +56,7 @@ def test_a_label_made_in_the_app_survives_a_restart_and_filters(monkeypatch, tmp
     assert any(e.label == "Labels (1)" for e in at.expander)
     assert any(t.value == "S5 · unused given · never cited" for t in at.text)
 
-    at = on_page(at, "pages/table.py")
+    at = on_page(at, "pages/trajectories.py")
     _by_key(at.multiselect, "tt_labels").select("unused given")
     at.run()
     rows = at.dataframe[0].value

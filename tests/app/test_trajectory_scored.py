@@ -74,3 +74,32 @@ def test_a_source_moved_away_is_named_instead_of_the_steps(monkeypatch, scored):
     (warning,) = [w.value.replace("\\", "") for w in at.warning if "cannot be shown" in w.value]
     assert "source file not found: " in warning
     assert warning.endswith("/run/m-x/ds/problem_7_all_samples.json.")
+
+
+def test_item8_a_source_outside_the_data_folder_is_not_read_nor_told_apart(
+    monkeypatch, scored, tmp_path
+):
+    """Issue 33 item 8: a scored record's source pointing at /etc/passwd, at a trajectory
+    file outside the folder given with --data, or at a missing file: the page shows the
+    same 'source file not found' for each, and no steps."""
+    data = tmp_path / "data"
+    data.mkdir()
+    outside = scored.parent / "run" / "m-x" / "ds" / "problem_7_all_samples.json"  # readable
+    records = [json.loads(line) for line in scored.read_text().splitlines()]
+    targets = ["/etc/passwd", f"{outside}:item 1", str(tmp_path / "gone.json")]
+    for record, target in zip(records, targets, strict=True):
+        record["source"] = target
+    hostile = data / "scored.jsonl"
+    hostile.write_text("".join(json.dumps(r) + "\n" for r in records))
+    for sample, target in enumerate(targets):
+        st.cache_resource.clear()
+        at = app_on(
+            monkeypatch, hostile, model="m-x", dataset="ds", problem="7", sample=str(sample)
+        )
+        at = on_page(at, "pages/trajectory.py")
+        assert not at.exception and not at.get("iframe"), target
+        warnings = [w.value.replace("\\", "") for w in at.warning if "cannot be shown" in w.value]
+        assert len(warnings) == 1, (target, [w.value for w in at.warning])
+        written = target.rsplit(":item", 1)[0]
+        assert f"source file not found: {written}" in warnings[0], warnings[0]
+        assert "root:" not in warnings[0]

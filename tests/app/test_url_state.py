@@ -57,7 +57,7 @@ def test_find_opens_at_the_first_matching_step(monkeypatch, logcount):
 
 def test_the_trajectories_page_keeps_its_filters_in_the_address(monkeypatch, logcount):
     at = app_on(monkeypatch, logcount, q="log", m="model-b", sort="class", desc="0")
-    at = on_page(at, "pages/table.py")
+    at = on_page(at, "pages/trajectories.py")
     # the address filled the boxes
     assert at.text_input(key="tt_query").value == "log"
     assert at.multiselect(key="tt_models").value == ["model-b"]
@@ -67,6 +67,6 @@ def test_the_trajectories_page_keeps_its_filters_in_the_address(monkeypatch, log
     at.text_input(key="tt_query").set_value("").run()
     assert "q" not in at.query_params and at.query_params["m"] == "model-b"
     at2 = app_on(monkeypatch, logcount, m="no-such-model", min="-5")
-    at2 = on_page(at2, "pages/table.py")
+    at2 = on_page(at2, "pages/trajectories.py")
     assert at2.multiselect(key="tt_models").value == []
     assert at2.number_input(key="tt_min_steps").value == 7  # clamped to the shortest walk

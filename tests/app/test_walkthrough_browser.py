@@ -58,9 +58,7 @@ def _selected(frame) -> str:
 
 @pytest.mark.parametrize("kind", ["folder", "scored"])
 def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser, page_events):
-    # serve.py, as `dagmath app` runs it: the data is loaded before the first visit (plain
-    # `streamlit run app.py` shows "Page not found" on a first visit to /trajectories
-    # while the data still loads, which makes the page inert under the dialog)
+    # serve.py, as `dagmath app` runs it: the data is loaded before the first visit
     url = streamlit_server(server_script(), "--data", str(sources[kind]))
     target = _longest_incorrect(sources["scored"])
     context = chromium_browser.new_context(viewport={"width": 1600, "height": 1000})
@@ -71,13 +69,6 @@ def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser
         # (a) The table, wrong answers only, sorted by steps (its default): the first row.
         page.goto(f"{url}/trajectories")
         wait_for_app(page)
-        # KNOWN BUG (closing note of 2026-12-03): a first visit straight to /trajectories
-        # shows Streamlit's "Page not found" dialog although the page runs; it is closed
-        # here so the walkthrough goes on, until the bug is fixed.
-        dialog = page.locator("[role=dialog]").filter(has_text="Page not found")
-        if dialog.count():
-            page.keyboard.press("Escape")
-            dialog.wait_for(state="hidden")
         page.locator("[data-testid=stMultiSelect]").filter(has_text="Final answer").click()
         page.get_by_role("option", name="wrong").click()
         page.keyboard.press("Escape")
@@ -136,10 +127,6 @@ def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser
         # Streamlit probes /<page>/_stcore/... before /_stcore/...; those 404s are its own.
         page_events.console_errors[:] = [
             e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
-        ]
-        # the known "Page not found" bug above also logs its message once: only that one
-        page_events.console_errors[:] = [
-            e for e in page_events.console_errors if "does not seem to exist" not in e
         ]
         page_events.assert_clean()
     finally:

@@ -46,7 +46,8 @@ def test_bfs_proof_as_trajectory(eli_record):
     assert "5 + 3 = 8" in steps[3]["thinking"]
     assert dead_ends(sample) == [3]
     assert sample["metadata"] == {"model": "gsm-bfs", "reasoning_content": ""}
-    assert (sample["answer"], sample["difficulty"], sample["domain"]) == ("8", 1, "gsm-logic")
+    assert (sample["answer"], sample["proof_depth"], sample["domain"]) == ("8", 1, "gsm-logic")
+    assert "difficulty" not in sample  # a proof depth is no difficulty (issue 30)
     assert (sample["problem_id"], sample["sample_id"]) == (7, 0)
     assert sample["problem_text"] == eli_record["problem_text"]
 

@@ -85,4 +85,27 @@
   }
   document.body.dataset.katex = window.katex ? "1" : "0";
   updateStatus();
+
+  // Keys pressed on the page (outside a view) go to the view on screen: the one whose frame
+  // is nearest the top of the window among those visible (README "Keys").
+  function viewOnScreen() {
+    let best = null, bestTop = Infinity;
+    for (const frame of document.querySelectorAll("iframe.dm-view")) {
+      const r = frame.getBoundingClientRect();
+      if (r.bottom <= 0 || r.top >= window.innerHeight) continue;
+      const top = Math.abs(Math.max(r.top, 0));
+      if (top < bestTop) { best = frame; bestTop = top; }
+    }
+    return best;
+  }
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const frame = viewOnScreen();
+    const api = frame && frame.contentWindow && frame.contentWindow.dagmath;
+    if (!api || !api.key || !api.key(ev.key)) return;
+    ev.preventDefault();
+    if (ev.key === "?") frame.scrollIntoView({block: "nearest"});  // the list is in the view
+  });
 })();

@@ -574,7 +574,10 @@
     drawStrip(); updateViewMark();
   });
 
-  // -- keyboard: j or → the next step, k or ← the previous one (steps in order) ------------
+  // -- keyboard (README "Keys"): j/→ k/← steps, a the path to the answer, ? the list of
+  // keys (Esc closes it); on the Trajectory page also n/p trajectories and c copy link.
+  // Keys typed into a text box are left alone. On that page the keys work wherever the
+  // focus is in the app (the frame is same-origin), not only inside this frame.
   function stepBy(delta) {
     const n = data.n_steps, cur = state.selected;
     if (!n) return;
@@ -582,14 +585,135 @@
       : Math.min(Math.max(cur + delta, 0), n - 1);
     select(next, {centre: true, list: true});
   }
-  const STEP_KEYS = {j: 1, ArrowRight: 1, k: -1, ArrowLeft: -1};
-  document.addEventListener("keydown", (ev) => {
-    const t = ev.target;
-    if (ev.altKey || ev.ctrlKey || ev.metaKey || !(ev.key in STEP_KEYS)) return;
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable)) return;
-    ev.preventDefault();
-    stepBy(STEP_KEYS[ev.key]);
-  });
+  const keyNote = el("div", {id: "dm-note", role: "status", "aria-live": "polite",
+    class: "dm-off"});
+  let noteTimer = null;
+  function note(text) {
+    keyNote.textContent = text;
+    keyNote.classList.remove("dm-off");
+    clearTimeout(noteTimer);
+    noteTimer = setTimeout(() => keyNote.classList.add("dm-off"), 2500);
+  }
+  function togglePath() {
+    state.pathOnly = !state.pathOnly;
+    syncToggles();
+    restyle();
+    note("Path to the answer: " + (state.pathOnly ? "on" : "off"));
+  }
+  // Next/previous trajectory: the Trajectory page's own Prev/Next buttons (keys traj_prev,
+  // traj_next), so the page moves as a click would (its order, its filters, the address).
+  function pageButton(delta) {
+    const win = appWindow();
+    if (!win || !view.link_steps) return null;
+    try {
+      return win.document.querySelector(".st-key-" + (delta > 0 ? "traj_next" : "traj_prev") +
+        " button");
+    } catch (err) { return null; }
+  }
+  function trajectoryBy(delta) {
+    const b = pageButton(delta);
+    if (!b) return;
+    if (b.disabled) {
+      note(delta > 0 ? "This is the last trajectory shown" : "This is the first trajectory shown");
+      return;
+    }
+    note(delta > 0 ? "Next trajectory…" : "Previous trajectory…");
+    b.click();
+  }
+  // Copy link: the app's address with step=<the selected step>, to the clipboard; where the
+  // clipboard is refused or missing, the link is shown selected in the toolbar, to copy by hand.
+  function copyLink() {
+    const url = stepLink(state.selected);
+    if (!url || !view.link_steps) return;
+    const win = appWindow();
+    const byHand = () => {
+      const box = bar.querySelector("input.dm-link");
+      if (box) { box.value = url.href; box.classList.remove("dm-off"); box.focus(); box.select(); }
+      note("No clipboard here: the link is shown selected in the toolbar, copy it by hand");
+    };
+    let clip = null;
+    try { clip = win.navigator.clipboard || null; } catch (err) { clip = null; }
+    if (!clip) { byHand(); return; }
+    clip.writeText(url.href).then(() => note("Link copied: " + url.href), byHand);
+  }
+  function canCopy() { return Boolean(view.link_steps && appWindow()); }
+  const KEYS = [
+    ["j  or  →", "next step", () => true],
+    ["k  or  ←", "previous step", () => true],
+    ["a", "path to the answer on / off", () => true],
+    ["n", "next trajectory", () => pageButton(1) !== null],
+    ["p", "previous trajectory", () => pageButton(-1) !== null],
+    ["c", "copy a link to this trajectory at the selected step", canCopy],
+    ["?", "show / hide this list", () => true],
+    ["Esc", "close this list", () => true],
+  ];
+  const keyList = el("div", {id: "dm-keys", role: "dialog", "aria-label": "Keys",
+    class: "dm-off"});
+  function showKeys(on) {
+    if (!on) { keyList.classList.add("dm-off"); return; }
+    keyList.replaceChildren(el("div", {class: "dm-keys-head"}, "Keys"));
+    const table = el("table");
+    for (const [keys, what, here] of KEYS) {
+      if (!here()) continue;
+      const tr = el("tr");
+      tr.appendChild(el("td", {}, keys));
+      tr.appendChild(el("td", {}, what));
+      table.appendChild(tr);
+    }
+    keyList.appendChild(table);
+    keyList.appendChild(el("div", {class: "dm-keys-foot"},
+      "Not while typing in a text box. Esc or ? closes this list."));
+    keyList.classList.remove("dm-off");
+  }
+  keyList.addEventListener("click", () => showKeys(false));
+  document.body.appendChild(keyList);
+  document.body.appendChild(keyNote);
+  const ACTIONS = {
+    j: () => stepBy(1), ArrowRight: () => stepBy(1), k: () => stepBy(-1),
+    ArrowLeft: () => stepBy(-1), a: togglePath, n: () => trajectoryBy(1),
+    p: () => trajectoryBy(-1), c: copyLink,
+    "?": () => showKeys(keyList.classList.contains("dm-off")),
+  };
+  function typing(t) {
+    return Boolean(t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" ||
+      t.tagName === "SELECT" || t.isContentEditable));
+  }
+  // One key pressed here or in the app; true when it was one of the view's keys.
+  function onKey(ev) {
+    if (ev.altKey || ev.ctrlKey || ev.metaKey || typing(ev.target)) return false;
+    if (ev.key === "Escape") {
+      if (keyList.classList.contains("dm-off")) return false;
+      showKeys(false);
+      return true;
+    }
+    const act = ACTIONS[ev.key];
+    if (!act || ((ev.key === "n" || ev.key === "p") && !pageButton(1)) ||
+      (ev.key === "c" && !canCopy())) return false;
+    act();
+    return true;
+  }
+  document.addEventListener("keydown", (ev) => { if (onKey(ev)) ev.preventDefault(); });
+  if (view.link_steps) {
+    // In the app's window, in the capture phase, so a key the view uses goes to nothing
+    // else on the page. The handler of a view a rerun replaced is removed first; one whose
+    // frame is gone removes itself.
+    try {
+      const win = appWindow();
+      if (win) {
+        if (win.dmKeys) win.removeEventListener("keydown", win.dmKeys, true);
+        const handler = (ev) => {
+          const frame = window.frameElement;
+          if (!frame || !frame.isConnected) {
+            win.removeEventListener("keydown", handler, true);
+            return;
+          }
+          if (onKey(ev)) { ev.preventDefault(); ev.stopPropagation(); }
+        };
+        win.dmKeys = handler;
+        win.addEventListener("keydown", handler, true);
+      }
+    } catch (err) { /* another origin: the keys work inside the frame only */ }
+  }
 
   // For tests and for the page: what was drawn, and the same actions as the buttons.
   window.dagmath = {
@@ -597,6 +721,7 @@
     layout: () => lay(),
     nodeElement: (id) => nodeEls[id] || null,
     stepElement: (id) => stepEls[id] || null,
+    key: (name) => onKey({key: name, target: null}),
   };
   // The names earlier vis-network views exposed (tests read the drawn nodes through them).
   window.nodes = {get: () => nodes.slice()};
