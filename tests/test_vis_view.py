@@ -235,3 +235,12 @@ def test_every_bundled_trajectory_is_drawn_truthfully_by_the_vis_view():
     assert len(trajs) > 4000
     for traj in trajs:
         _check(traj)
+
+
+def test_nothing_is_selected_unless_asked_even_with_a_placeholder():
+    # S2 cites step 42, which does not exist: a "missing 42" placeholder node (no step id)
+    faulty = _traj((1, ()), (2, (1, 42)), (3, (2,)))
+    view = _view_data(render_vis_html(faulty))["view"]
+    assert view["selected"] is None
+    assert _view_data(render_vis_html(faulty, selected_step="3"))["view"]["selected"] == 2
+    assert _view_data(render_vis_html(faulty, selected_step="42"))["view"]["selected"] is None

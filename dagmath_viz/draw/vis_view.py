@@ -205,7 +205,9 @@ def render_vis_html(
     data = graph_data(traj, dead_ends=dead_ends, final_correct=final_correct)
     geometry = _geometry(data)
     wanted = None if selected_step is None else str(selected_step)
-    selected = next((n["id"] for n in data["nodes"] if n.get("sid") == wanted), None)
+    selected = next(
+        (n["id"] for n in data["nodes"] if wanted is not None and n.get("sid") == wanted), None
+    )  # placeholders for missing parents have no "sid": never selected by a step id
     data["view"] = {
         "selected": selected,
         "height": int(height_px),
