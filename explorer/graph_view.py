@@ -15,8 +15,10 @@ from dagmath_viz.draw.render import (
     FORMULA_BUDGET,
     STEPS_PER_PAGE,
     render_trajectory_html,
+    step_encodings,
     typeset_plan,
 )
+from dagmath_viz.draw.vis_view import render_vis_html
 from dagmath_viz.schema import Trajectory
 from dagmath_viz.text import escape_markdown, math_markdown, plain
 
@@ -33,6 +35,10 @@ def trajectory_view(
     fit_window: bool = False,
     link_steps: bool = False,
     find: str | None = None,
+    engine: str = "svg",
+    bar_field: str | None = None,
+    color_by: str = "kind",
+    label_by: str = "text",
 ) -> None:
     """Draw ``traj`` (scored as ``rec``: its ``dead_ends`` and ``final_correct``).
 
@@ -47,7 +53,17 @@ def trajectory_view(
         fit_window: the view takes the window's height below its top (Trajectory page).
         link_steps: selecting a step puts it in the address; a "Copy link" button.
         find: a search to mark in the steps, with find-next (the first hit is selected).
+        engine: "svg" (our step graph) or "vis" (the layered graph through pyvis).
+        bar_field, color_by, label_by: the step-field encodings (:func:`view_options`).
     """
+    if engine == "vis":
+        html = render_vis_html(
+            traj, dead_ends=rec["dead_ends"], final_correct=rec["final_correct"],
+            height_px=height, selected_step=selected_step, fit_window=fit_window,
+            link_steps=link_steps, bar_field=bar_field, color_by=color_by,
+        )  # fmt: skip
+        st.iframe(html, height=height)
+        return
     html = render_trajectory_html(
         traj,
         dead_ends=rec["dead_ends"],
@@ -60,8 +76,49 @@ def trajectory_view(
         fit_window=fit_window,
         link_steps=link_steps,
         find=find,
+        bar_field=bar_field,
+        color_by=color_by,
+        label_by=label_by,
     )
     st.iframe(html, height=height)
+
+
+#: The two drawings the Trajectory page offers, by the name it shows.
+ENGINES = {"Step graph": "svg", "Layers through pyvis (vis-network)": "vis"}
+_NO_BAR = "(none)"
+
+
+def view_options(traj: Trajectory, key: str) -> dict[str, Any]:
+    """The Trajectory page's display choices, as keyword arguments of
+    :func:`trajectory_view`: which drawing, a numeric step field as a bar in each box, the
+    first tag as a colour stripe, the source's ``summary`` as the row text. Only what the
+    trajectory's steps have is offered (Thought Anchors' chunks have all of it)."""
+    offer = step_encodings(traj)
+    # Another trajectory may lack the field chosen on the last one: drop a stale choice.
+    for name, options in ((f"{key}_bar", (_NO_BAR, *offer.numeric)),
+                          (f"{key}_label", ("text", "summary"))):  # fmt: skip
+        if st.session_state.get(name, options[0]) not in options:
+            del st.session_state[name]
+    name = st.radio("Drawing", list(ENGINES), key=f"{key}_engine",
+                    help="The step graph is ours (layers or reading order); the pyvis "
+                    "drawing puts the same layers through vis-network, boxes fixed where "
+                    "our layout puts them and edges through way-points.")  # fmt: skip
+    out: dict[str, Any] = {"engine": ENGINES[name]}
+    if offer.numeric:
+        bar = st.selectbox("Bar in each box", [_NO_BAR, *offer.numeric], key=f"{key}_bar",
+                           help="A bar along each box's bottom: the step's |value| as a "
+                           "share of the largest; purple when negative.")  # fmt: skip
+        out["bar_field"] = None if bar == _NO_BAR else bar
+    if offer.tags:
+        colour = st.selectbox("Colour stripe", ["kind only", "tag"], key=f"{key}_colour",
+                              help="A stripe at each box's left in its first tag's colour; "
+                              "the fill still says the kind (dead ends orange).")  # fmt: skip
+        out["color_by"] = "tag" if colour == "tag" else "kind"
+    if offer.summary and out["engine"] == "svg":
+        label = st.radio("Row text (reading order)", ["text", "summary"], key=f"{key}_label",
+                         horizontal=True)  # fmt: skip
+        out["label_by"] = label
+    return out
 
 
 def typeset_steps(traj: Trajectory, dead: set, wanted_step: str | None, key: str) -> None:

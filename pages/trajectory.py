@@ -35,7 +35,9 @@ if "traj_model" not in st.session_state and "model" not in st.query_params:
 # The title with the trajectory's facts, one row of choices, the answers: so that at
 # 1280x800 the graph and the step list are on screen on arrival (issue 34 item 5); the
 # metrics follow the view.
-title, facts, choose_classes = st.columns([3, 5.3, 1.3], vertical_alignment="center")
+title, facts, choose_classes, choose_view = st.columns(
+    [3, 4.5, 1.2, 1.1], vertical_alignment="center"
+)
 title.title("Trajectory")
 pick = st.columns([3, 2.6, 1.7, 1.2, 1.3, 1.3], vertical_alignment="bottom")
 with pick[0]:
@@ -151,8 +153,10 @@ if wanted_step is not None and all(str(s.step_id) != wanted_step for s in traj.s
     st.warning(f"Step {escape_markdown(plain(wanted_step, 40))} is not in this trajectory.")
     wanted_step = None
 find = st.query_params.get("find")
+with choose_view.popover("View", width="stretch"):
+    shown = graph_view.view_options(traj, key="traj_view")
 graph_view.trajectory_view(
-    traj, rec, selected_step=wanted_step, fit_window=True, link_steps=True, find=find
+    traj, rec, selected_step=wanted_step, fit_window=True, link_steps=True, find=find, **shown
 )
 cells = st.columns(5)
 cells[0].metric("Final answer", verdict)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import escape as html_escape
 from html.parser import HTMLParser
 
 import pytest
@@ -264,7 +265,8 @@ def test_layout_can_be_forced_and_scale_and_selection_passed():
     assert data["view"] == {"layout": "reading", "selected": 8, "scale": 0.5,
                             "show_steps": True, "height": 600, "fit_window": False,
                             "min_height": 440, "max_height": 1600, "link_steps": False,
-                            "find": "", "find_hits": []}  # fmt: skip
+                            "find": "", "find_hits": [], "bar": None, "tag_stripe": False,
+                            "label_summary": False}  # fmt: skip
     assert _all(render_trajectory_html(IMPERFECT, selected_step=99))["view"]["selected"] is None
     assert _all(render_dag_html(IMPERFECT))["view"]["show_steps"] is False
 
@@ -509,3 +511,64 @@ def test_a_search_marks_its_steps_and_selects_the_first():
     assert _all(render_trajectory_html(t, find="x", selected_step=3))["view"]["selected"] == 2
     # nodes carry their step id for the address
     assert [n["sid"] for n in _nodes(render_trajectory_html(t))] == ["1", "2", "3"]
+
+
+# -- step fields: a bar, a tag stripe, the summary (issue 34 item 3) ---------------------------
+
+# Three chunks as Thought Anchors writes them (fields in the source's order; NaN and a bool
+# are not numbers to draw; step 3 has no importance at all).
+FIELDED = _traj(
+    Step(1, (), "set up", tags=("problem_setup",),
+         fields=(("importance", 0.5), ("summary", "  read the\nproblem "), ("ok", True))),
+    Step(2, (1,), "compute", tags=("active_computation", "x"),
+         fields=(("importance", -2.0), ("accuracy", float("nan")))),
+    Step(3, (2,), "answer", tags=("active_computation",), fields=(("accuracy", 0.25),)),
+)  # fmt: skip
+
+
+def test_step_encodings_offer_what_the_steps_have():
+    offer = render.step_encodings(FIELDED)
+    # accuracy is a number on step 3 (NaN on step 2 is not); "ok" is a bool, not a number.
+    assert offer == render.StepEncodings(("importance", "accuracy"), True, True)
+    assert render.step_encodings(IMPERFECT) == render.StepEncodings((), False, False)
+
+
+def test_field_values_ranges_and_tag_colours_in_the_data():
+    data = render.graph_data(FIELDED)
+    assert [n["fields"] for n in data["nodes"]] == [
+        {"importance": 0.5}, {"importance": -2.0}, {"accuracy": 0.25}
+    ]  # fmt: skip
+    assert data["fields"]["importance"] == {"min": -2.0, "max": 0.5, "absmax": 2.0, "n": 2}
+    assert [n["summary"] for n in data["nodes"]] == ["read the problem", "", ""]
+    # First tags: active_computation twice, problem_setup once -> the first two colours.
+    assert data["tag_colors"] == [["active_computation", render.TAG_COLORS[0], 2],
+                                  ["problem_setup", render.TAG_COLORS[1], 1]]  # fmt: skip
+    assert [n["tag_color"] for n in data["nodes"]] == [render.TAG_COLORS[1], *[
+        render.TAG_COLORS[0]] * 2]  # fmt: skip
+    assert "importance: -2" in data["nodes"][1]["title"]
+    assert "summary: read the problem" in data["nodes"][0]["title"]
+
+
+def test_the_chosen_encodings_reach_the_view_and_the_legend():
+    page = render_trajectory_html(FIELDED, bar_field="importance", color_by="tag",
+                                  label_by="summary")  # fmt: skip
+    view = _all(page)["view"]
+    assert view["bar"] == {"field": "importance", "absmax": 2.0}
+    assert view["tag_stripe"] is True and view["label_summary"] is True
+    assert "Bar: importance, length |value| / 2 (the largest); range -2 to 0.5; 2 of 3" in page
+    assert "Bar: negative value" in page
+    assert "Tag: active_computation (2)" in page and "Tag: problem_setup (1)" in page
+    # A field the steps lack, or tags and summaries they lack, draw nothing and say nothing.
+    page = render_trajectory_html(IMPERFECT, bar_field="importance", color_by="tag",
+                                  label_by="summary")  # fmt: skip
+    view = _all(page)["view"]
+    assert (view["bar"], view["tag_stripe"], view["label_summary"]) == (None, False, False)
+    legend = page[page.index('id="dagmath-legend"') : page.index('id="dm-bar"')]
+    assert "Bar:" not in legend and "Tag:" not in legend
+
+
+def test_field_names_and_tags_from_the_source_are_legend_text_not_markup():
+    evil = "<img src=x onerror=alert(1)>"
+    traj = _traj(Step(1, (), "a", tags=(evil,), fields=((evil, 1.0),)), Step(2, (1,), "b"))
+    page = render_trajectory_html(traj, bar_field=evil, color_by="tag")
+    assert evil not in page and html_escape(evil) in page

@@ -18,7 +18,9 @@ Safety rules the output keeps, because Streamlit embeds it in an iframe with
 Every node of the data carries ``kind`` (see :data:`KINDS`), ``dead_end``, ``fault`` and
 ``position``; the view's root element says how many nodes it drew (``data-nodes``).
 
-Logic-program proofs (:func:`render_proof_html`) are still drawn by vis-network through pyvis.
+Logic-program proofs (:func:`render_proof_html`) are still drawn by vis-network through pyvis,
+and so is the trajectory's optional pyvis drawing (:mod:`dagmath_viz.draw.vis_view`), which
+shares this module's data, legend and post-processing of pyvis's page.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import html
 import importlib.util
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -51,13 +54,21 @@ __all__ = [
     "PROOF_LEGEND",
     "MAX_STEP_FORMULAS",
     "LegendEntry",
+    "StepEncodings",
+    "TAG_COLORS",
+    "break_href",
     "choose_layout",
+    "encoding_legend",
+    "encoding_view",
+    "offline_pyvis_page",
+    "step_encodings",
     "graph_data",
     "katex_script",
     "legend_html",
     "render_dag_html",
     "render_proof_html",
     "render_trajectory_html",
+    "script_json",
     "trajectory_layouts",
     "typeset_plan",
 ]
@@ -145,6 +156,45 @@ PROOF_LEGEND: tuple[LegendEntry, ...] = (
 _EDGE_COLOR = "#8c8c8c"
 _BAD_EDGE_COLOR = "#d62728"
 
+#: Colours of the tag stripe (``color_by="tag"``), given to the most frequent first tags;
+#: no orange (dead ends) and no grey (steps): the stripe must not read as a node kind.
+TAG_COLORS = ("#4e79a7", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f",
+              "#e15759", "#17becf")  # fmt: skip
+_OTHER_TAG = "#555555"
+#: The importance bar: positive and negative values (DESIGN.md §3 keeps red for faults).
+BAR_COLORS = ("#2b5c8a", "#7b3294")
+#: Longest field name and summary carried to the view.
+_MAX_FIELD_NAME = 40
+_MAX_SUMMARY = 120
+
+
+@dataclass(frozen=True, slots=True)
+class StepEncodings:
+    """What a trajectory's steps offer to draw beyond their kind: numeric fields (a bar in
+    each box), tags (a coloured stripe) and a ``summary`` (a short label in reading order)."""
+
+    numeric: tuple[str, ...]
+    tags: bool
+    summary: bool
+
+
+def step_encodings(traj: Trajectory) -> StepEncodings:
+    """The numeric fields present on some step (in the source's order), and whether any step
+    has tags or a text ``summary``: the choices the Trajectory page offers.
+
+    Example:
+        >>> from dagmath_viz.schema import Step, Trajectory
+        >>> s = Step(1, (), "a", fields=(("accuracy", 0.5), ("summary", "set up")))
+        >>> step_encodings(Trajectory("m", "d", "1", 0, (s,)))
+        StepEncodings(numeric=('accuracy',), tags=False, summary=True)
+    """
+    numeric: dict[str, None] = {}
+    summary = False
+    for step in traj.steps:
+        numeric.update(dict.fromkeys(_numeric_fields(step)))
+        summary = summary or bool(_summary(step))
+    return StepEncodings(tuple(numeric), any(_tags(s) for s in traj.steps), summary)
+
 
 def render_trajectory_html(
     traj: Trajectory,
@@ -159,6 +209,9 @@ def render_trajectory_html(
     fit_window: bool = False,
     link_steps: bool = False,
     find: str | None = None,
+    bar_field: str | None = None,
+    color_by: str = "kind",
+    label_by: str = "text",
 ) -> str:
     """A self-contained HTML page: the step graph and (``show_steps``) the step list, linked.
 
@@ -187,6 +240,13 @@ def render_trajectory_html(
         find: a search the trajectory was opened from: the steps whose text or thinking hold
             it are marked, with find-previous/next buttons; with no ``selected_step``, the
             first of them is selected on arrival.
+        bar_field: a numeric step field (see :func:`step_encodings`) drawn as a bar along
+            the bottom of each box, its length the value's share of the largest absolute
+            value (boxes keep their size, so the layout and its checks do not change).
+        color_by: ``"kind"``, or ``"tag"`` for a stripe at each box's left in the colour of
+            the step's first tag (fills still say the kind: dead ends stay orange).
+        label_by: ``"text"``, or ``"summary"``: reading-order rows show the source's
+            ``summary`` of the step instead of its text's opening (compact for long chains).
 
     Returns:
         The HTML, with no external URL; show it with ``st.iframe(html, height=height_px)``.
@@ -212,10 +272,53 @@ def render_trajectory_html(
         "fit_window": bool(fit_window),
         "min_height": MIN_FIT_HEIGHT,
         "max_height": MAX_FIT_HEIGHT,
+        **encoding_view(data, bar_field, color_by, label_by),
     }
     if data["view"]["layout"] not in data["layouts"]:
         data["view"]["layout"] = "reading"
     return _page(data, int(height_px))
+
+
+def encoding_view(
+    data: dict[str, Any], bar_field: str | None, color_by: str, label_by: str
+) -> dict[str, Any]:
+    """The view settings of the step-field encodings, each dropped when the data lacks it:
+    ``bar`` (a numeric field with its largest absolute value), ``tag_stripe``, ``summary``."""
+    ranges = data.get("fields", {})
+    bar = None
+    if bar_field in ranges and ranges[bar_field]["absmax"] > 0:
+        bar = {"field": bar_field, "absmax": ranges[bar_field]["absmax"]}
+    return {
+        "bar": bar,
+        "tag_stripe": color_by == "tag" and bool(data.get("tag_colors")),
+        "label_summary": label_by == "summary" and any(n.get("summary") for n in data["nodes"]),
+    }
+
+
+def encoding_legend(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Legend rows (text, swatch CSS) saying what the bar and the stripe of ``data["view"]``
+    mean, in the source's own field and tag names."""
+    view = data["view"]
+    rows: list[tuple[str, str]] = []
+    bar = view.get("bar")
+    if bar:
+        r = data["fields"][bar["field"]]
+        rows.append(
+            (
+                f"Bar: {bar['field']}, length |value| / {bar['absmax']:.3g} (the largest); "
+                f"range {r['min']:.3g} to {r['max']:.3g}; {r['n']} of {data['n_steps']} steps "
+                "have it",
+                f"background:{BAR_COLORS[0]};height:4px;",
+            )
+        )
+        if r["min"] < 0:
+            rows.append(("Bar: negative value", f"background:{BAR_COLORS[1]};height:4px;"))
+    if view.get("tag_stripe"):
+        for tag, colour, count in data["tag_colors"]:
+            rows.append((f"Tag: {tag} ({count})", f"background:{colour};width:6px;"))
+    if view.get("label_summary"):
+        rows.append(("Row text: the source's summary of the step", "background:#ffffff;"))
+    return rows
 
 
 def render_dag_html(
@@ -270,11 +373,17 @@ def graph_data(
     ``answer_path`` (nodes the final step depends on, and the final step) and ``layouts``
     (``reading`` always, ``layered`` for short trajectories; each with a ``pruned`` twin
     holding only ``answer_path``), each layout with one ``[x, y, w, h]`` per node and one SVG
-    path per edge (``None`` for what it leaves out).
+    path per edge (``None`` for what it leaves out). Each step node also carries its numeric
+    ``fields``, its ``summary`` and (with tags) a ``tag_color``; ``fields`` (per name: min,
+    max, largest absolute value, steps that have it) and ``tag_colors`` ([tag, colour,
+    steps] of the first tags) are what the bar and the stripe are measured and told by.
     """
     n, nodes, edges, answer = _model(traj, dead_ends, final_correct)
     layouts = _layouts(n, nodes, edges, answer)
+    _add_tag_colors(nodes)
     return {
+        "fields": _field_ranges(nodes),
+        "tag_colors": _tag_legend(nodes),
         "n": len(nodes),
         "n_steps": n,
         "nodes": nodes,
@@ -320,6 +429,8 @@ def _model(
                 "parents": [_short(p, 24) for p in step.parents[:50]],
                 "tags": [_short(t, 40) for t in _tags(step)][:8],
                 "faults": [_cut(m, 300) for m in faulty.get(pos, [])[:5]],
+                "fields": _numeric_fields(step),
+                "summary": _summary(step),
             }
         )
     for gid, (label, ghost_level) in sorted(ghosts.items()):
@@ -345,20 +456,29 @@ def _model(
     return n, nodes, edges, _answer_path(graph)
 
 
-def legend_html(n_steps: int | None = None, entries: tuple[LegendEntry, ...] = LEGEND) -> str:
+def legend_html(
+    n_steps: int | None = None,
+    entries: tuple[LegendEntry, ...] = LEGEND,
+    extra: Iterable[tuple[str, str]] = (),
+    notes: Iterable[str] = (),
+) -> str:
     """The legend as a strip of plain, escaped text above the drawing (never over it).
 
-    ``n_steps`` adds a note for large (> :data:`LARGE_GRAPH`) or empty graphs.
+    ``n_steps`` adds a note for large (> :data:`LARGE_GRAPH`) or empty graphs; ``extra`` rows
+    are (text, swatch CSS we wrote) pairs, such as :func:`encoding_legend`'s; ``notes`` are
+    further plain-text notes.
     """
     rows = []
-    for entry in entries:
+    swatches = [(entry.label, _swatch_css(entry.kind)) for entry in entries] + list(extra)
+    for label, css in swatches:
         rows.append(
             '<div class="dm-row"><span class="dm-swatch" style="'
-            + _swatch_css(entry.kind)
+            + html.escape(css)
             + '"></span>'
-            + html.escape(entry.label)
+            + html.escape(label)
             + "</div>"
         )
+    rows += ['<div class="dm-note">' + html.escape(note) + "</div>" for note in notes]
     if n_steps is not None and n_steps > LARGE_GRAPH:
         rows.append(
             '<div class="dm-note">'
@@ -491,6 +611,58 @@ def _tags(step: Step) -> tuple[str, ...]:
     return tuple(str(t) for t in tags) if isinstance(tags, (list, tuple)) else ()
 
 
+def _numeric_fields(step: Step) -> dict[str, float]:
+    """The step's finite numeric fields (booleans are not numbers here), by name."""
+    out: dict[str, float] = {}
+    for name, value in getattr(step, "fields", None) or ():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if math.isfinite(value) and isinstance(name, str):
+            out.setdefault(_short(name, _MAX_FIELD_NAME), float(value))
+    return out
+
+
+def _summary(step: Step) -> str:
+    """The source's own short label of the step (Thought Anchors' ``summary``), or ""."""
+    for name, value in getattr(step, "fields", None) or ():
+        if name == "summary" and isinstance(value, str) and value.strip():
+            # shown as row text and a badge, where nothing typesets: formulas as plain text
+            return math_plain(" ".join(value.split()), _MAX_SUMMARY)
+    return ""
+
+
+def _field_ranges(nodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per numeric field: least, greatest and largest absolute value over the steps, and how
+    many steps have it (what a bar's length is measured against)."""
+    ranges: dict[str, dict[str, float]] = {}
+    for node in nodes:
+        for name, value in node.get("fields", {}).items():
+            r = ranges.setdefault(name, {"min": value, "max": value, "absmax": 0.0, "n": 0})
+            r["min"], r["max"] = min(r["min"], value), max(r["max"], value)
+            r["absmax"] = max(r["absmax"], abs(value))
+            r["n"] += 1
+    return ranges
+
+
+def _tag_legend(nodes: list[dict[str, Any]]) -> list[list[Any]]:
+    """[[tag, colour, steps], ...] of the first tags, most frequent first ("other" last)."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        if node.get("tags"):
+            counts[node["tags"][0]] = counts.get(node["tags"][0], 0) + 1
+    ranked = sorted(counts, key=lambda t: (-counts[t], t))
+    rows = [[t, TAG_COLORS[i], counts[t]] for i, t in enumerate(ranked[: len(TAG_COLORS)])]
+    rest = sum(counts[t] for t in ranked[len(TAG_COLORS) :])
+    return rows + ([["other", _OTHER_TAG, rest]] if rest else [])
+
+
+def _add_tag_colors(nodes: list[dict[str, Any]]) -> None:
+    colour = {row[0]: row[1] for row in _tag_legend(nodes)}
+    for node in nodes:
+        if node.get("tags"):
+            node["tag_color"] = colour.get(node["tags"][0], _OTHER_TAG)
+
+
 #: Most formulas typeset in one step of the list; a step with more shows as written (KaTeX
 #: takes about 0.7 ms a formula, and steps are typeset as they scroll into view).
 MAX_STEP_FORMULAS = 80
@@ -591,8 +763,8 @@ def _kind(pos: int, traj: Trajectory, dead: set[int], final_correct: bool | None
 _HREF = re.compile(r"(h)(ref)", re.IGNORECASE)
 
 
-def _safe(text: str) -> str:
-    """Break every ``href`` so pyvis never chooses its innerHTML popup (proofs only)."""
+def break_href(text: str) -> str:
+    """Break every ``href`` so pyvis never chooses its innerHTML popup (pyvis pages only)."""
     return _HREF.sub("\\1\u200b\\2", text)
 
 
@@ -618,6 +790,10 @@ def _node_title(step: Step, kind: str, faults: list[str]) -> str:
     if kind == "dead_end":
         lines.append("(dead end: no later step uses it)")
     lines.extend("fault: " + _cut(m, 200) for m in faults[:3])
+    if _summary(step):
+        lines.append("summary: " + _summary(step))
+    fields = _numeric_fields(step)
+    lines.extend(f"{name}: {value:.4g}" for name, value in list(fields.items())[:12])
     return "\n".join(lines)
 
 
@@ -648,7 +824,9 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\/"}
 _JSON_UNSAFE = re.compile("[<>&/]")
 
 
-def _json_for_script(data: Any) -> str:
+def script_json(data: Any) -> str:
+    """``data`` as JSON that stays inert inside ``<script type="application/json">``: no tag
+    can close and no URL is spelled out (``<``, ``>``, ``&``, ``/`` written as escapes)."""
     text = json.dumps(data, ensure_ascii=False, allow_nan=False)
     return _JSON_UNSAFE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text)
 
@@ -692,13 +870,13 @@ def _page(data: dict[str, Any], height_px: int) -> str:
         "<style>" + _asset("trajectory_view.css") + f"#dm-root{{height:{height_px}px}}</style>"
         "</head><body>"
         f'<div id="dm-root" data-nodes="{n}" data-layout="{html.escape(data["view"]["layout"])}">'
-        + legend_html(data["n_steps"])
+        + legend_html(data["n_steps"], extra=encoding_legend(data))
         + '<div id="dm-bar" role="toolbar" aria-label="graph controls"></div>'
         '<div id="dm-main"><div id="dm-graph" tabindex="0"></div><div id="dm-overview"></div>'
         '<div id="dm-steps" role="list" aria-label="steps"></div></div>'
         '<div id="dm-tip" role="tooltip"></div></div>'
         '<script type="application/json" id="dm-data">'
-        + _json_for_script(data)
+        + script_json(data)
         + "</script>"
         + ("<script>" + katex_script() + "</script>" if _has_math(data) else "")
         + "<script>"
@@ -783,9 +961,16 @@ div.vis-tooltip { white-space: pre-wrap !important; max-width: 420px; font-famil
 """
 
 
-def _make_safe_and_offline(
-    page: str, n_steps: int, legend: tuple[LegendEntry, ...] = LEGEND
+def offline_pyvis_page(
+    page: str,
+    n_steps: int,
+    legend: tuple[LegendEntry, ...] = LEGEND,
+    extra: Iterable[tuple[str, str]] = (),
+    notes: Iterable[str] = (),
 ) -> str:
+    """pyvis's page made safe and offline: refused if pyvis chose its innerHTML popup,
+    Bootstrap's CDN tags stripped, ``http://`` inside scripts written ``http:\\/\\/``, our
+    legend (with ``extra`` rows and ``notes``, see :func:`legend_html`) put first."""
     if any(marker in page for marker in _POPUP_MARKERS):
         # pyvis chose its innerHTML popup: titles would run as markup in the app. (The word
         # itself may well appear in the data, as text; that is harmless.)
@@ -799,7 +984,7 @@ def _make_safe_and_offline(
         lambda m: m.group(1) + _URL.sub(r"\1:\\/\\/", m.group(3)) + m.group(4), page
     )
     page = page.replace("</head>", "<style>" + _CSS + "</style>\n</head>", 1)
-    page = page.replace("<body>", "<body>\n" + legend_html(n_steps, legend), 1)
+    page = page.replace("<body>", "<body>\n" + legend_html(n_steps, legend, extra, notes), 1)
     if re.search(r"https?://", page, re.IGNORECASE):
         raise RuntimeError("rendered DAG HTML still refers to an external URL")
     return "<!DOCTYPE html>\n" + page.lstrip()
@@ -844,11 +1029,11 @@ def render_proof_html(graph: Any, *, height_px: int = 520) -> str:
         )
         net.add_node(
             int(node.node_id), label=f"T{int(node.node_id)}", shape="box",
-            title=_safe(title), color=_color(kind, False), borderWidth=_STYLE[kind][2],
+            title=break_href(title), color=_color(kind, False), borderWidth=_STYLE[kind][2],
             level=int(node.level), kind=kind,
         )  # fmt: skip
     for parent, child in graph.edges:
         net.edges.append(
             {"from": int(parent), "to": int(child), "arrows": "to", "color": _EDGE_COLOR}
         )
-    return _make_safe_and_offline(net.generate_html(), len(graph.nodes), PROOF_LEGEND)
+    return offline_pyvis_page(net.generate_html(), len(graph.nodes), PROOF_LEGEND)

@@ -312,6 +312,34 @@ def test_compare_opens_on_two_models_of_the_most_shared_dataset(monkeypatch):
     assert choice(at, "cmp_dataset").value == "arith-word"
 
 
+def test_trajectory_view_control_offers_the_step_fields_and_the_pyvis_drawing(monkeypatch):
+    """On a Thought Anchors chain the View popover offers the chunks' numeric fields as a
+    bar, "tag" as a stripe and the summary as row text; the pyvis drawing replaces the view."""
+    from tests import thought_anchors
+    from tests.test_layout import _require_shared
+
+    _require_shared(thought_anchors.ROOT)
+    at = _app(monkeypatch, thought_anchors.ROOT)
+    _run_page(at, "pages/trajectory.py")
+    assert not at.exception
+    bar = at.selectbox(key="traj_view_bar")
+    # the chunk fields every chain has, read from a chunks_labeled.json: all numbers but
+    # `summary` (text); chunk, chunk_idx, depends_on and function_tags are the step itself
+    first = json.loads(thought_anchors.files()[0].read_text(encoding="utf-8"))[0]
+    numeric = [k for k, v in first.items() if isinstance(v, float)]
+    assert set(numeric) <= set(bar.options) and "summary" not in bar.options
+    assert at.selectbox(key="traj_view_colour").options == ["kind only", "tag"]
+    bar.set_value("forced_importance_kl").run()
+    at.selectbox(key="traj_view_colour").set_value("tag").run()
+    html = at.get("iframe")[0].proto.srcdoc
+    assert '"bar": {"field": "forced_importance_kl"' in html and '"tag_stripe": true' in html
+    at.radio(key="traj_view_engine").set_value("Layers through pyvis (vis-network)").run()
+    assert not at.exception
+    html = at.get("iframe")[0].proto.srcdoc
+    assert 'data-view="vis"' in html and "new vis.Network" in html
+    assert "Bar: forced_importance_kl" in html
+
+
 def test_distributions_shows_figure_3_means_by_difficulty(monkeypatch, tmp_path):
     # Two trajectories of one model: a 2-step chain at difficulty 1 and a 3-step chain at
     # difficulty 2. Figure 3's #nodes panel: mean 2 in group 1, 3 in group 2.

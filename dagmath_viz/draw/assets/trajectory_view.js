@@ -76,8 +76,25 @@
   }
 
   // -- drawing ------------------------------------------------------------------------------
+  // Step fields drawn inside the box, which keeps its size (so no edge meets it anew):
+  // a bar along the bottom, |value| over the largest |value|, and a stripe of the first tag.
+  function barValue(n) {
+    const v = view.bar && n.fields ? n.fields[view.bar.field] : undefined;
+    return typeof v === "number" ? v : null;
+  }
+  function encode(g, n, b) {
+    if (view.tag_stripe && n.tag_color) {
+      g.appendChild(el("svg:rect", {x: b[0] + 1, y: b[1] + 1, width: 5, height: b[3] - 2,
+        fill: n.tag_color, class: "dm-stripe"}));
+    }
+    const v = barValue(n);
+    if (v === null || !v) return;
+    const w = Math.max((b[2] - 4) * Math.min(Math.abs(v) / view.bar.absmax, 1), 1.5);
+    g.appendChild(el("svg:rect", {x: b[0] + 2, y: b[1] + b[3] - 4.5, width: w, height: 3.5,
+      fill: v < 0 ? "#7b3294" : "#2b5c8a", class: "dm-fieldbar"}));
+  }
   function snippet(node, box) {
-    const text = node.snippet || node.text;  // formulas as readable text, not TeX source
+    const text = (view.label_summary && node.summary) || node.snippet || node.text;
     if (!text) return "";
     const room = Math.floor((box[2] - 14 - 9 * node.label.length) / 7);
     const line = text.replace(/\s+/g, " ").trim();
@@ -122,9 +139,10 @@
         "stroke-width": n.fault ? 3.5 : (n.kind.startsWith("final") ? 2.5 : 1.2)});
       if (n.kind === "missing") r.setAttribute("stroke-dasharray", "4 3");
       g.appendChild(r);
+      encode(g, n, b);
       const t = el("svg:text", {y: b[1] + b[3] / 2, "dominant-baseline": "central"});
       if (reading) {
-        t.setAttribute("x", b[0] + 6);
+        t.setAttribute("x", b[0] + (view.tag_stripe ? 11 : 6));
         t.appendChild(el("svg:tspan", {"font-weight": "bold"}, n.label));
         t.appendChild(el("svg:tspan", {class: "dm-snip", dx: "7"}, snippet(n, b)));
       } else {
@@ -482,6 +500,9 @@
         BADGE[n.kind]));
       if (n.fault) head.appendChild(el("span", {class: "dm-badge b-fault"}, "fault"));
       for (const t of n.tags) head.appendChild(el("span", {class: "dm-badge b-tag"}, t));
+      if (barValue(n) !== null) head.appendChild(el("span", {class: "dm-badge b-tag"},
+        view.bar.field + " " + barValue(n).toPrecision(3)));
+      if (n.summary) head.appendChild(el("span", {class: "dm-summary"}, n.summary));
       s.appendChild(head);
       const textBox = el("div", {class: "dm-text"}, n.text);
       s.appendChild(textBox);
