@@ -103,12 +103,21 @@ CHAIN = 0.95
 SIDE_GIVEN_SHARE = 0.3
 #: Trap guesses per problem, and the wrong answers drawn from each.
 TRAPS = 2
-TRAP_SINKS = 5
+TRAP_SINKS = 6
+#: Where the wrong answers become possible: every wrong sink also cites the gold step this far
+#: along the derivation. A wrong answer then comes only after most of the derivation *and* a
+#: detour, so Incorrect walks are the longest, sparsest and most branchy (paper Table 1).
+WRONG_AFTER = 0.6
+#: Chance that a gold step cites a pivot, at the easiest and (added) at the hardest difficulty:
+#: harder derivations lean more on their pivots, so max out-degree rises with difficulty
+#: (paper Figure 3).
+PIVOT_CITE = 0.35
+PIVOT_CITE_HARD = 0.5
 #: Task DAG sizes (not big problems): the smallest size at the easiest (1) and the hardest (6)
 #: difficulty, linear in between, and how much larger a DAG may be drawn. Harder problems have
 #: longer gold derivations, so a walk meets more chances to leave it: PASS@1 and R̂ fall with
 #: difficulty, as in the paper's Figure 3.
-SIZE_EASIEST = 32
+SIZE_EASIEST = 34
 SIZE_HARDEST = 36
 SIZE_SPREAD = 4
 #: Five models with one focus and rising wrong-sink aversion, and one weak model.
@@ -120,8 +129,14 @@ SIM_MODELS = (
 #: Datasets: name, problem ids, difficulties (cycled), domain, problem ids with a big DAG
 #: (the paper's tail; each dataset's hardest problems).
 DATASETS = (
-    ("arith-word", range(101, 131), (1, 1.5, 2, 2.5, 3, 3.5, 4), "Arithmetic", (114, 121, 128)),
-    ("olympiad-lite", range(201, 231), (3.5, 4, 4.5, 5, 5.5, 6), "Olympiad", (212, 218, 224, 230)),
+    (
+        "arith-word",
+        range(101, 131),
+        (1, 1.5, 2, 2.5, 3, 3.5, 4),
+        "Arithmetic",
+        (107, 114, 121, 128),
+    ),
+    ("olympiad-lite", range(201, 231), (3.5, 4, 4.5, 5, 5.5, 6), "Olympiad", (210, 218, 224, 230)),
 )
 
 
@@ -211,17 +226,21 @@ def generate_task_dag(
 
     - givens the solution uses, and one or two givens only detours use;
     - the gold derivation: each step cites one to three earlier facts, and one or two
-      *pivot* steps are cited by many later steps (high out-degree);
+      *pivot* steps are cited by many later steps (high out-degree), more often on harder
+      problems (max out-degree rises with difficulty, Figure 3);
     - the correct sink cites every gold step nothing else cites;
-    - detours, each leading to a wrong sink: two *traps* (a guess off an early step with
-      several wrong answers drawn from it), restatements (a step that cites one gold step
-      and states exactly its numbers), commentary (no numbers), and a wrong branch (a chain
-      of guesses); every wrong sink cites a detour step, so a walk that only visits the
-      gold derivation never has a wrong sink to choose (its chance is then the same
-      whatever the wrong-sink aversion).
+    - detours, each leading to a wrong sink: two *traps* (a guess off a pivot with several
+      wrong answers drawn from it), restatements (a step that cites one gold step and
+      states exactly its numbers), commentary (no numbers), and a wrong branch (a chain of
+      guesses); every wrong sink cites a detour step, so a walk that only visits the gold
+      derivation never has a wrong sink to choose (its chance is then the same whatever
+      the wrong-sink aversion), and the gold step WRONG_AFTER of the way along, so a wrong
+      answer comes only after most of the derivation (a walk stops at its first sink: a
+      wrong answer open from the start makes Incorrect walks the shortest).
 
-    32-40 nodes, harder problems larger (a longer gold derivation: more chances to leave it);
-    ``big`` gives 100-120 nodes (the paper's tail).
+    34-40 nodes, the same detours whatever the size, so harder problems, larger, have a
+    longer gold derivation (more chances to leave it); ``big`` gives 100-120 nodes (the
+    paper's tail).
     """
     rng = random.Random(f"task-dag/{dataset}/{problem_id}")
     hard = (difficulty - 1) / 5  # 0 (easiest) .. 1 (hardest)
@@ -231,9 +250,9 @@ def generate_task_dag(
     n_side = 2 if big else int(rng.random() < SIDE_GIVEN_SHARE)
     n_traps = TRAPS
     trap_sinks = TRAP_SINKS
-    n_restate = 3 if big else 1 + (size > 33)
-    n_remark = 1 if big or size > 35 else 0
-    n_branch = 6 if big else 2 + (size > 36)
+    n_restate = 3 if big else 2
+    n_remark = 1 if big else 0
+    n_branch = 6 if big else 2  # the detours are fixed: a larger DAG has a longer derivation
     detours = n_side + n_traps * (1 + trap_sinks) + n_restate + n_remark + n_branch + 1
     n_gold = size - n_givens - detours - 1
     steps: list[dict] = []
@@ -271,7 +290,7 @@ def generate_task_dag(
         pool = givens + gold
         while len(parents) < k and len(set(parents)) < len(pool):
             parents.append(rng.choice(pool[-6:] if rng.random() < 0.7 else pool))
-        if pivots and rng.random() < 0.55:
+        if pivots and rng.random() < PIVOT_CITE + PIVOT_CITE_HARD * hard:
             parents.append(rng.choice(pivots))
         value = sum(values[p] for p in set(parents)) % 997 + 1
         sid = add(f"$a_{{{i}}} = {value}$", "combine the cited facts", parents, value)
@@ -284,13 +303,15 @@ def generate_task_dag(
     add(_answer(reference), "the last fact answers the question", [gold[-1], *open_facts])
 
     wrong_values: set[int] = set()
+    late = gold[int(WRONG_AFTER * len(gold))]
 
     def wrong_sink(cites: Sequence[int]) -> None:
+        # a wrong answer needs a detour and most of the derivation: it comes after wandering
         wrong = reference
         while wrong == reference or wrong in wrong_values:
             wrong = rng.randint(1, 999)
         wrong_values.add(wrong)
-        add(_answer(wrong), "conclude from the guess", cites)
+        add(_answer(wrong), "conclude from the guess", [*cites, late])
 
     b_index = 0
 
@@ -300,11 +321,11 @@ def generate_task_dag(
         value = rng.randint(2, 999)
         return add(f"$b_{{{b_index}}} = {value}$ (a guess)", "try another way", parents)
 
-    # Traps: each a wrong guess off an early step, with several wrong answers drawn from it. A
-    # walk that takes the guess is then likely to stop at one of them; aversion lowers that.
-    early = givens + gold[: max(1, len(gold) // 3)]
+    # Traps: each a wrong guess off a pivot, with several wrong answers drawn from it (and from
+    # the late gold step). A walk that takes the guess is then likely to stop at one of them
+    # once it is far enough along; aversion lowers that.
     for _ in range(n_traps):
-        trap = guess([rng.choice(pivots if rng.random() < 0.3 else early)])
+        trap = guess([rng.choice(pivots)])
         for _ in range(trap_sinks):
             wrong_sink([trap])
     # A wrong branch fed by restatements, a remark and the side givens: the dead ends a

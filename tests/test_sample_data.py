@@ -227,6 +227,60 @@ def test_shape_of_trajectories_matches_the_paper(scored: pd.DataFrame) -> None:
     assert scored["n_nodes"].max() >= 80
 
 
+def test_table1_cohorts_have_the_papers_ordering(scored: pd.DataFrame) -> None:
+    # Paper Table 1 (issue 30): Incorrect graphs are the largest, sparsest and most branchy;
+    # Correct slightly larger and sparser than Perfect; Perfect the smallest and densest. We
+    # ask for each ordering in most model x dataset groups (at least 9 of 12), not in all.
+    from dagmath_viz.analysis.tables import table1
+
+    cells = table1(scored, by=["model", "dataset"]).set_index(["model", "dataset", "cohort"])
+    groups = sorted({key[:2] for key in cells.index})
+    assert len(groups) == 12
+
+    def stat(group, cohort: str, name: str) -> float:
+        return cells.at[(*group, cohort), name]
+
+    nodes = sum(
+        stat(g, "Incorrect", "n_nodes")
+        > stat(g, "Correct", "n_nodes")
+        > stat(g, "Perfect", "n_nodes")
+        for g in groups
+    )
+    density = sum(
+        stat(g, "Incorrect", "density")
+        < stat(g, "Correct", "density")
+        < stat(g, "Perfect", "density")
+        for g in groups
+    )
+    branchy = sum(
+        stat(g, "Incorrect", "max_out_degree")
+        > max(stat(g, "Correct", "max_out_degree"), stat(g, "Perfect", "max_out_degree"))
+        for g in groups
+    )
+    assert nodes >= 9, cells["n_nodes"]
+    assert density >= 9, cells["density"]
+    assert branchy >= 9, cells["max_out_degree"]
+
+
+def test_max_out_degree_rises_with_difficulty(scored: pd.DataFrame) -> None:
+    # Paper Figure 3: the graph statistics rise across difficulty groups, max out-degree
+    # more sharply than max in-degree. Averaged over models: at most one step down between
+    # neighbouring groups, and that one small (under 5 %); the hardest group well above the
+    # easiest; and a larger relative rise than max in-degree's.
+    from dagmath_viz.analysis.tables import graph_stats_by_difficulty
+
+    per_model = graph_stats_by_difficulty(scored, by=["model"])
+    groups = per_model.groupby("difficulty_group")[["max_out_degree", "max_in_degree"]].mean()
+    assert list(groups.index) == [1, 2, 3, 4, 5, 6]
+    out = groups["max_out_degree"].tolist()
+    falls = [(a, b) for a, b in zip(out, out[1:], strict=False) if b < a]
+    assert len(falls) <= 1 and all(b > 0.95 * a for a, b in falls), out
+    assert out[-1] > 1.5 * out[0], out
+    rise_out = out[-1] / out[0]
+    rise_in = groups["max_in_degree"].iat[-1] / groups["max_in_degree"].iat[0]
+    assert rise_out > rise_in, (rise_out, rise_in)
+
+
 def test_pass_at_1_spreads_while_r_hat_stays_flat(board: pd.DataFrame) -> None:
     # Paper Table 2's Std row: across models, std of PASS@1 is 10.3 / 12.2 / 11.0 points
     # against 2.1 / 2.5 / 0.9 for R̂; we ask for at least 3x.

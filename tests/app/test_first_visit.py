@@ -53,6 +53,7 @@ def test_the_bundled_samples_illegal_trajectories_are_explained(monkeypatch):
         if list(f.value.columns) == ["file", "where", "severity", "problem"]
     ]
     assert len(table) == 8 and (table["where"] != "").all()
-    row = table[table["problem"] == "cycle: 1 -> 8 -> 9 -> 1"].iloc[0]
+    # the cycle read from the file (its step 1 cites its last step, 14)
+    row = table[table["problem"] == "cycle: 1 -> 7 -> 8 -> 9 -> 10 -> 11 -> 13 -> 14 -> 1"].iloc[0]
     assert row["file"].endswith("sim-focus-2.5/arith-word/problem_101_all_samples.json")
     assert row["where"] == "item 13: problem 101 sample 12"
