@@ -265,7 +265,8 @@ def _m_radical(rng: random.Random) -> AnswerSet:
 
 
 def _m_expression(rng: random.Random) -> AnswerSet:
-    a, b = rng.randint(1, 7), rng.randint(2, 9)
+    a = rng.randint(2, 7)
+    b = rng.choice([k for k in range(2, 10) if k != a])  # a wrong form is never right
     v = rng.choice("xntk")
     if rng.random() < 0.5:
         return AnswerSet(
@@ -273,15 +274,18 @@ def _m_expression(rng: random.Random) -> AnswerSet:
             (f"{a}{v}+{b}", f"{a}{v} + {b}", f"{b}+{a}{v}", rf"{a}\cdot {v}+{b}"),
             (f"{a}{v}-{b}", f"{b}{v}+{a}", f"{a}{v}", f"{a + b}{v}"),
         )
-    return AnswerSet(  # (v - a)(v + b) = v^2 + (b - a) v - ab
-        f"{v}^2+{b - a}{v}-{a * b}" if b != a else f"{v}^2-{a * b}",
+    # (v - a)(v + b) = v^2 + (b - a) v - ab
+    linear = f"{'+' if b > a else '-'}{abs(b - a) if abs(b - a) > 1 else ''}{v}"
+    spaced = linear.replace("+", " + ").replace("-", " - ")
+    return AnswerSet(
+        f"{v}^2{linear}-{a * b}",  # never v^2 - ab: b != a
         (
             f"({v}-{a})({v}+{b})",
-            f"{v}^2 + {b - a}{v} - {a * b}" if b != a else f"{v}^2 - {a * b}",
+            f"{v}^2{spaced} - {a * b}",
             f"({v}+{b})({v}-{a})",
-            f"{v}^{{2}}+{b - a}{v}-{a * b}" if b != a else f"{v}^{{2}}-{a * b}",
+            f"{v}^{{2}}{linear}-{a * b}",
         ),
-        (f"({v}+{a})({v}-{b})", f"({v}-{a})({v}-{b})", f"{v}^2-{a * b}" if b != a else f"{v}^2"),
+        (f"({v}+{a})({v}-{b})", f"({v}-{a})({v}-{b})", f"{v}^2-{a * b}"),
     )
 
 

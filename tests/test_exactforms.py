@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -285,6 +286,7 @@ def _generate_module():
     path = Path(__file__).parents[1] / "benchmarks" / "generate.py"
     spec = importlib.util.spec_from_file_location("benchmark_generate", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
