@@ -3,10 +3,15 @@
 math-verify parses both answers into SymPy and compares them; that costs ~6 ms a pair plus
 a second or two to import SymPy. Most answers in math data sets are built from a few
 pieces: integers, decimals, ``\\frac``/``\\dfrac``/``a/b``, ``\\sqrt``, ``\\pi``, one
-variable ``x``, sums, products, small integer powers, and tuples of such. This module reads
+variable (:data:`VARIABLES`), sums, products, small integer powers. This module reads
 that subset exactly into a canonical value (a sum of ``c * sqrt(r) * pi^k * x^d`` with
 rational ``c`` and square-free ``r``; such terms are linearly independent over the
 rationals, so two values are equal exactly when their canonical forms are) and compares.
+Around such values it reads MATH's other answer forms as math-verify does (issue 32):
+tuples and intervals (ends ``\\infty`` too) and their unions, sets and lists (no order, no
+repeats), ``pmatrix``/``bmatrix`` matrices, ``\\text{}`` words (no case), multiple choice,
+``x < 3``, mixed numbers (``2\\frac{1}{4}`` is 9/4), and it drops what math-verify drops
+(``^\\circ``, ``\\$``, a trailing ``\\text{ unit}``, ``x =`` before a value).
 
 The reader is deliberately strict: anything outside the subset, or written in a way whose
 reading could be ambiguous (``\\sqrt23``, ``2 3``, ``1,234``), is *not read* and the pair goes
@@ -24,9 +29,9 @@ an exception to the caller.
 
 The module reads top down, each function before the ones it calls: after the constants
 (the value type, the limits of the subset, the tokens), comparing two answers
-(:func:`exact_verdict`), reading one (:func:`read_value`, its tokens, its recursive-descent
-parser), the arithmetic on canonical values, and last the exception for a text outside
-the subset.
+(:func:`exact_verdict`, then kind by kind), reading one (:func:`read_value`: the wrappers
+dropped, the forms told apart, its tokens, its recursive-descent parser), the arithmetic on
+canonical values, and last the exception for a text outside the subset.
 """
 
 from __future__ import annotations
@@ -427,7 +432,7 @@ def _read_inequality(parts: list[str]) -> _Reading:
     return _Reading("inequality", op, r.items, r.exact, left)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)  # the parts of answers (cells, intervals) and sentences
 def _read_plain(text: str) -> _Reading | None:
     """A value, a tuple or interval, a set, a list or a union of intervals; else None."""
     if _THOUSANDS.fullmatch(text.strip()):
