@@ -349,8 +349,11 @@ def _unwrap(text: str) -> str:
 
 
 _DOLLAR = re.compile(r"^\\\$\s*")
-_UNIT = re.compile(r"\s*\\(?:text|mbox|mathrm)\{[^{}()]*\}\s*(?:\^\s*\{?[23]\}?)?\s*$")
-_DEGREES = re.compile(r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\degree)\s*$")
+# no leading \s* in the two below: a match may start only at a backslash or a caret, so a
+# long run of spaces is not scanned again from each of its positions (quadratic); nor
+# do two \s* meet with only optional text between them
+_UNIT = re.compile(r"\\(?:text|mbox|mathrm)\{[^{}()]*\}(?:\s*\^\s*(?:[23]|\{[23]\}))?\s*$")
+_DEGREES = re.compile(r"(?:\^\s*(?:\\circ|\{\s*\\circ\s*\})|\\degree)\s*$")
 _TEXT = re.compile(r"\\(?:text|textbf|mathrm)\{\s*([A-Za-z]+(?: [A-Za-z]+)*)\s*\}")
 _CHOICE = re.compile(r"\\(?:text|textbf|mathrm)\{\s*\(?([A-E])\)?\s*\}|\(([A-E])\)")
 _MATRIX = re.compile(
