@@ -725,7 +725,9 @@ def markdown(results: dict) -> str:
     if s:
         lines += [
             "",
-            f"Scoring {results['n_score']:,} trajectories ({s['bytes'] / 2**20:,.0f} MiB of JSON), "
+            f"Scoring {results['n_score']:,} trajectories ({s['bytes'] / 2**20:,.0f} MiB of JSON"
+            + (", MATH's answer forms" if results.get("answers") == "math" else "")
+            + "), "
             "best of the repeats (median in brackets):",
             "",
             "| Command | Wall s | CPU s |",
@@ -832,6 +834,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--n-score", type=int, help="trajectories for the scoring section")
     parser.add_argument(
+        "--answers",
+        choices=("default", "math"),
+        default="default",
+        help="the scoring section's reference answers: today's mix or MATH's answer forms "
+        "(generate.py --answers)",
+    )
+    parser.add_argument(
         "--merge",
         nargs=2,
         type=Path,
@@ -860,14 +869,17 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "date": dt.date.today().isoformat(),
         "quick": args.quick,
-        "command": "python benchmarks/run.py" + (" --quick" if args.quick else ""),
+        "command": "python benchmarks/run.py"
+        + (" --quick" if args.quick else "")
+        + ("" if args.answers == "default" else f" --answers {args.answers}"),
+        "answers": args.answers,
         "machine": machine(),
         "load_before": [round(x, 2) for x in os.getloadavg()],
         "n_score": n_score,
         "n_big": n_big,
     }
     print(f"data: {n_score:,} and {n_big:,} trajectories in {args.data_dir}", flush=True)
-    root, summary = ensure_run(n_score, args.data_dir)
+    root, summary = ensure_run(n_score, args.data_dir, distribution=args.answers)
     needs_big = {"memory", "app"}  # the others find or make their own data
     big_root = None if args.only and not set(args.only) & needs_big else "needed"
     if big_root:

@@ -535,7 +535,8 @@ def _fast_verdict(reference: str, prediction: str) -> Verdict | None:
 
 
 def _exact_verdict(reference: str, prediction: str) -> Verdict | None:
-    """Common forms (radicals, pi, tuples, polynomials in x) read exactly: see exactforms."""
+    """Common forms (radicals, pi, tuples, intervals, sets, matrices, polynomials, words,
+    multiple choice, degrees and units dropped) read exactly: see exactforms."""
     from dagmath_viz.answers.exactforms import exact_verdict
 
     ok = exact_verdict(reference, prediction)
