@@ -256,3 +256,26 @@ def test_a_gold_files_domain_list_is_its_domain(answer_checker, shared_data, tmp
     (tmp_path / "gold" / "problem_1.json").write_text(json.dumps(gold))
     rows = [orjson.loads(line) for line in assert_same([tmp_path], answer_checker, 1).splitlines()]
     assert [r["domain"] for r in rows] == ["Mathematics -> Algebra; Mathematics -> Geometry"]
+
+
+def test_the_authors_runner_files_and_final_gold_names(answer_checker, tmp_path):
+    # The authors' runner writes <model>/<dataset>/<id>.json holding {"steps": [...]}; the
+    # published gold benchmark names its files problem_<id>_final.json (issue 30). The model
+    # is the folder above the dataset's, not the file's name; the id drops "_final".
+    steps = [
+        {"step_id": 1, "thinking": "t", "direct_dependent_steps": None, "text": "x = 2"},
+        {"step_id": 2, "thinking": "t", "direct_dependent_steps": [1], "text": "\\boxed{4}"},
+    ]
+    runs = tmp_path / "llama-3" / "math500"
+    runs.mkdir(parents=True)
+    for pid in ("7", "8"):
+        (runs / f"{pid}.json").write_text(json.dumps({"steps": steps}))
+    gold = [{"steps": [{"step_id": 1, "edge": "e", "direct_dependent_steps": None, "node": "4"}]}]
+    (tmp_path / "omni").mkdir()
+    (tmp_path / "omni" / "problem_12_final.json").write_text(json.dumps(gold))
+    rows = [orjson.loads(line) for line in assert_same([tmp_path], answer_checker, 1).splitlines()]
+    assert sorted((r["model"], r["dataset"], r["problem_id"]) for r in rows) == [
+        ("gold", "omni", "12"),
+        ("llama-3", "math500", "7"),
+        ("llama-3", "math500", "8"),
+    ]

@@ -15,7 +15,8 @@ from dagmath_viz.formats.records import by_suffix, documents_by_suffix
 
 __all__ = ["NAME", "claims", "context", "documents", "form"]
 
-NAME = re.compile(r"^problem_(.+)\.jsonl?$")
+#: ``problem_<id>.json``; the published gold benchmark writes ``problem_<id>_final.json``.
+NAME = re.compile(r"^problem_(.+?)(?:_final)?\.jsonl?$")
 form = by_suffix(".jsonl")
 documents = documents_by_suffix(".jsonl")
 

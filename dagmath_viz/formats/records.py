@@ -216,6 +216,21 @@ def _unrecognised(documents: list[jsonio.Document]) -> bool:
     )
 
 
+def _model_from_path(path: Path, problem_id: Any) -> str:
+    """The model of a record that names none: the file's name (``llama-3.jsonl``), unless
+    the name is the problem's numeric id (the DAG-MATH authors' runner writes
+    ``<model>/<dataset>/<id>.json``), when it is the folder above the dataset's.
+
+    >>> _model_from_path(Path("runs/llama-3/math500/7.json"), 7)
+    'llama-3'
+    >>> _model_from_path(Path("runs/llama-3.jsonl"), 7)
+    'llama-3'
+    """
+    if not path.stem.isdigit() or path.stem != str(problem_id):
+        return path.stem
+    return path.parent.parent.name or path.parent.name or path.stem
+
+
 def is_logic_program_file(documents: list) -> bool:
     """True when every record is a logic-program problem or proof (``axioms`` or
     ``theorems``, no ``steps``): the other lens's data, as in ``sample_data/gsm/``."""
@@ -273,7 +288,7 @@ def parse_record(
         sid = position
     meta = given if isinstance(given := obj.get("metadata"), dict) else {}
     model = first_str(meta.get("model"), obj.get("model")) or ctx.model
-    model = model or ("gold" if gold else Path(ctx_file).stem)
+    model = model or ("gold" if gold else _model_from_path(Path(ctx_file), pid))
     reference = answer_text(obj.get("answer", obj.get("gold_answer")))
     if reference is None and gold:
         reference = answer_text(obj.get("final_answer"))
