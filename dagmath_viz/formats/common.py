@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from dagmath_viz import jsonio
 from dagmath_viz.schema import Fault, InputError, LoadIssue, Trajectory
 from dagmath_viz.text import short_repr, step_name
 
@@ -25,6 +26,7 @@ __all__ = [
     "domain_text",
     "fault",
     "file_failure",
+    "head_bytes",
     "first_str",
     "is_sample_id",
     "json_type",
@@ -100,6 +102,16 @@ def first_str(*values: Any) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
+
+
+def head_bytes(path: Path, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``path``, without a BOM or leading white space, for a
+    format's claim to look at; None when the file cannot be opened (its reader says why)."""
+    try:
+        with open(path, "rb") as handle:
+            return jsonio.strip_bom(handle.read(limit)).lstrip()
+    except OSError:
+        return None
 
 
 def domain_text(value: Any) -> str | None:

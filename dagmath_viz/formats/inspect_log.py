@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
+from dagmath_viz.formats.common import head_bytes
 from dagmath_viz.formats.records import ROWS
 from dagmath_viz.formats.replies import solution_steps
 from dagmath_viz.schema import InputError
@@ -71,12 +72,8 @@ def claims(path: Path) -> bool:
         return True
     if not name.endswith(".json"):
         return False
-    try:
-        with open(path, "rb") as handle:
-            head = jsonio.strip_bom(handle.read(SNIFF_BYTES)).lstrip()
-    except OSError:
-        return False  # the JSON reader says why
-    return head.startswith(b"{") and _SPEC.search(head) is not None
+    head = head_bytes(path, SNIFF_BYTES)
+    return head is not None and head.startswith(b"{") and _SPEC.search(head) is not None
 
 
 def documents(path: Path, data: bytes) -> Iterable[jsonio.Document]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
+from dagmath_viz.formats.common import head_bytes
 from dagmath_viz.formats.records import ROWS
 from dagmath_viz.formats.replies import solution_steps
 from dagmath_viz.schema import InputError
@@ -66,12 +67,8 @@ def claims(path: Path) -> bool:
     """A ``samples_<task>_<date>.jsonl`` file whose first line starts with ``doc_id``."""
     if not _NAME.match(path.name):
         return False
-    try:
-        with open(path, "rb") as handle:
-            head = jsonio.strip_bom(handle.read(SNIFF_BYTES)).lstrip()
-    except OSError:
-        return False  # the JSON reader says why
-    return _KEYS.match(head) is not None
+    head = head_bytes(path, SNIFF_BYTES)
+    return head is not None and _KEYS.match(head) is not None
 
 
 def claims_results(path: Path) -> bool:
