@@ -50,10 +50,11 @@ UPLOAD_PARAM = "source"
 
 
 def command_line(argv: list[str] | None = None) -> argparse.Namespace:
-    """``--data``/``--answers``/``--map`` after ``--`` on the streamlit command line (or env
-    vars); ``argv``: those arguments (default ``sys.argv[1:]``)."""
+    """``--data``/``--answers``/``--map``/``--sources`` after ``--`` on the streamlit command
+    line (or env vars); ``argv``: those arguments (default ``sys.argv[1:]``)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--data", action="append")  # repeatable: several sources at once
+    parser.add_argument("--sources", action="append")  # where scored records' sources may be
     parser.add_argument("--answers")
     parser.add_argument("--map", dest="field_map")
     args, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
@@ -61,6 +62,8 @@ def command_line(argv: list[str] | None = None) -> argparse.Namespace:
     args.data = args.data or ([p for p in env.split(os.pathsep) if p] if env else None)
     args.answers = args.answers or os.environ.get("DAGMATH_ANSWERS")
     args.field_map = args.field_map or os.environ.get("DAGMATH_MAP")
+    env = os.environ.get("DAGMATH_SOURCES")
+    args.sources = args.sources or ([p for p in env.split(os.pathsep) if p] if env else [])
     return args
 
 
@@ -660,6 +663,12 @@ def clear_derived(source_id: str) -> None:
         cached_derived.clear(source_id, name, None)
 
 
+def source_roots() -> tuple[str, ...]:
+    """The folders a scored record's ``source`` may be read from: the data source's own
+    paths, and the ``--sources`` folders (a scored file kept apart from what it scored)."""
+    return (*st.session_state.get("source_paths", ()), *command_line().sources)
+
+
 @st.cache_resource(show_spinner=False, max_entries=8)
 def source_reader(source_id: str, paths: tuple[str, ...]) -> SourceReader:
     """Reads scored records' sources back, a few files at a time, for one data source."""
@@ -675,9 +684,7 @@ def trajectory_of(corpus: Corpus, row: int) -> tuple[Trajectory | None, str | No
     if traj is not None:
         return traj, None
     rec = corpus.scored.iloc[row]
-    reader = source_reader(
-        st.session_state.get("source_id", ""), tuple(st.session_state.get("source_paths", ()))
-    )
+    reader = source_reader(st.session_state.get("source_id", ""), source_roots())
     key = (str(rec["model"]), str(rec["dataset"]), str(rec["problem_id"]), int(rec["sample_id"]))
     return reader.read(rec["source"] or "", key)
 

@@ -27,6 +27,7 @@ import streamlit as st
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.store import labels as lb
 from dagmath_viz.text import escape_markdown, plain
+from explorer import common
 
 #: Environment variable naming the label file (else the sidecar beside the data).
 LABELS_ENV = "DAGMATH_LABELS"
@@ -113,7 +114,7 @@ def report_download(corpus: Any) -> None:
     """Overview's "Download as HTML": the run report of the loaded data (the Overview's
     tables and charts, by the same calls; then up to :data:`REPORT_LIMIT` trajectories of
     :data:`REPORT_SELECTION`, each its own section)."""
-    roots = tuple(st.session_state.get("source_paths") or ())
+    roots = common.source_roots()
     st.download_button(
         "Download this report as HTML (one offline file)",
         functools.partial(_report_page, corpus, roots, current_labels()),

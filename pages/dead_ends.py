@@ -56,9 +56,7 @@ if scored_rows:
     if len(scored_rows) < len(df):
         records = records.iloc[scored_rows]
     with_dead = records[records["dead_ends"].map(lambda d: bool(d))]
-    reader = common.source_reader(
-        st.session_state.get("source_id", ""), tuple(st.session_state.get("source_paths", ()))
-    )
+    reader = common.source_reader(st.session_state.get("source_id", ""), common.source_roots())
     n_files = with_dead["source"].map(lambda s: str(s).rsplit(":", 1)[0]).nunique()
     files_text = f"{n_files:,} source file" + ("" if n_files == 1 else "s")
     wanted = n_files <= AUTO_SOURCE_FILES or st.session_state.get("de_read_sources")

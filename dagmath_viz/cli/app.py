@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "app",
         help="open the explorer in a browser (Streamlit; binds 127.0.0.1)",
         description=__doc__,
-        usage="dagmath app [-h] [--data PATH ...] [--answers FILE] [--map MAP] "
+        usage="dagmath app [-h] [--data PATH ...] [--answers FILE] [--sources DIR ...] [--map MAP] "
         "[--SECTION.OPTION VALUE ...]",
     )
     app.add_argument(
@@ -65,6 +65,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "several at once, their models side by side",
     )
     app.add_argument("--answers", metavar="FILE", help="reference answers for --data")
+    app.add_argument(
+        "--sources",
+        metavar="DIR",
+        action="append",
+        help="a folder a scored file's records may read their steps from, beside the --data "
+        "paths (a scored file kept apart from the data it scored); give it again for more",
+    )
     add_map_option(app)
     app.set_defaults(func=run_app, pass_through=True)
 
@@ -140,6 +147,8 @@ def app_command(args: argparse.Namespace) -> list[str]:
     root = app_root()
     app_args = [a for raw in args.data or () for a in _existing("--data", raw)]
     app_args += _existing("--answers", args.answers)
+    for raw in getattr(args, "sources", None) or ():
+        app_args += _existing("--sources", raw)
     field_map = getattr(args, "field_map", None)  # (a caller may build the namespace itself)
     if field_map:
         app_args += ["--map", field_map.text]

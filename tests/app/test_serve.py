@@ -16,6 +16,7 @@ import time
 import pytest
 import streamlit as st
 
+from dagmath_viz.schema import InputError
 from explorer import common
 from tests.app.browser import REPO_ROOT, StreamlitServer, launch_prefix, server_script
 from tests.app.helpers import app_on
@@ -185,6 +186,18 @@ def test_dagmath_app_passes_every_data_path(tmp_path):
     a.mkdir(), b.mkdir()
     command = app_command(argparse.Namespace(extra=[], data=[str(a), str(b)], answers=None))
     assert command[command.index("--") + 1 :] == ["--data", str(a), "--data", str(b)]
+
+
+def test_dagmath_app_passes_the_sources_folders(tmp_path):
+    from dagmath_viz.cli.app import app_command
+
+    scored, runs = tmp_path / "scored.jsonl", tmp_path / "runs"
+    scored.write_text(""), runs.mkdir()
+    args = argparse.Namespace(extra=[], data=[str(scored)], answers=None, sources=[str(runs)])
+    assert app_command(args)[-4:] == ["--data", str(scored), "--sources", str(runs)]
+    args.sources = [str(tmp_path / "gone")]
+    with pytest.raises(InputError, match="--sources .*gone: no such file or folder"):
+        app_command(args)
 
 
 def test_an_empty_source_says_what_it_looked_for_and_found(monkeypatch, tmp_path):

@@ -103,3 +103,27 @@ def test_item8_a_source_outside_the_data_folder_is_not_read_nor_told_apart(
         written = target.rsplit(":item", 1)[0]
         assert f"source file not found: {written}" in warnings[0], warnings[0]
         assert "root:" not in warnings[0]
+
+
+def test_sources_names_a_folder_a_scored_file_kept_apart_may_read(monkeypatch, scored, tmp_path):
+    """A scored file moved away from the data it scored: its sources are outside the folder
+    given with --data and are not read (issue 33 item 8) until --sources names their folder
+    (DAGMATH_SOURCES for the app run by hand)."""
+    apart = tmp_path / "results" / "scored.jsonl"
+    apart.parent.mkdir()
+    run = scored.parent / "run"
+    records = [json.loads(line) for line in scored.read_text().splitlines()]
+    for record in records:  # the sources as `dagmath score` wrote them, made absolute
+        where, place = record["source"].rsplit(":", 1)
+        record["source"] = f"{(scored.parent / where).resolve()}:{place}"
+    apart.write_text("".join(json.dumps(r) + "\n" for r in records))
+    query = {"model": "m-x", "dataset": "ds", "problem": "7", "sample": "1"}
+    st.cache_resource.clear()
+    at = on_page(app_on(monkeypatch, apart, **query), "pages/trajectory.py")
+    assert not at.get("iframe")
+    assert any("source file not found" in w.value for w in at.warning)
+    monkeypatch.setenv("DAGMATH_SOURCES", str(run))
+    st.cache_resource.clear()
+    at = on_page(app_on(monkeypatch, apart, **query), "pages/trajectory.py")
+    assert not [w.value for w in at.warning if "cannot be shown" in w.value]
+    assert _view_texts(at) == TEXTS[1]

@@ -59,7 +59,9 @@ def _selected(frame) -> str:
 @pytest.mark.parametrize("kind", ["folder", "scored"])
 def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser, page_events):
     # serve.py, as `dagmath app` runs it: the data is loaded before the first visit
-    url = streamlit_server(server_script(), "--data", str(sources[kind]))
+    # the scored file sits in a temporary folder, apart from the chains it scored
+    where = ["--sources", str(TA)] if kind == "scored" else []
+    url = streamlit_server(server_script(), "--data", str(sources[kind]), *where)
     target = _longest_incorrect(sources["scored"])
     context = chromium_browser.new_context(viewport={"width": 1600, "height": 1000})
     page = context.new_page()
