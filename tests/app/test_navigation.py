@@ -117,6 +117,8 @@ def test_next_button_moves_the_box_too(monkeypatch, logcount):
 
 def test_scored_jsonl_draws_the_trajectory_from_its_source(monkeypatch, logcount, tmp_path):
     scored = _scored_jsonl(logcount, tmp_path / "scored.jsonl")
+    # the scored file sits apart from the run it scored: --sources names the run's folder
+    monkeypatch.setenv("DAGMATH_SOURCES", str(logcount))
     at = _app(monkeypatch, scored, model="model-a", dataset="logs", problem="1", sample="1")
     _page(at, "pages/trajectory.py")
     assert not at.warning
@@ -145,6 +147,7 @@ def test_scored_jsonl_with_missing_source_names_the_path(monkeypatch, logcount, 
 
 def test_scored_jsonl_dead_ends_categorised_from_readable_sources(monkeypatch, logcount, tmp_path):
     scored = _scored_jsonl(logcount, tmp_path / "scored.jsonl")
+    monkeypatch.setenv("DAGMATH_SOURCES", str(logcount))  # as above
     at = _page(_app(monkeypatch, scored), "pages/dead_ends.py")
     table = next(f.value for f in at.dataframe if "category" in f.value.columns)
     assert sorted(zip(table["category"], table["step_id"], strict=True)) == [
