@@ -6,6 +6,7 @@ scheduler, task graph and code paths as a real cluster, without spawning worker 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import orjson
@@ -20,6 +21,7 @@ from dagmath_viz.answers.check import AnswerChecker  # noqa: E402
 from dagmath_viz.cli import main  # noqa: E402
 from dagmath_viz.run import pool as pipeline
 from dagmath_viz.run.distributed import score_on_dask  # noqa: E402
+from dagmath_viz.schema import DagMathError  # noqa: E402
 
 REPO = Path(__file__).parents[1]
 
@@ -84,3 +86,23 @@ def test_score_command_on_a_scheduler(cluster, data_dir, tmp_path) -> None:
     assert main(["score", run_dir, "-o", str(remote), "--no-cache", "--dask",
                  cluster.scheduler_address]) == 4  # fmt: skip
     assert remote.read_bytes() == local.read_bytes()
+
+
+def test_a_closed_loop_after_the_workers_left_is_the_no_worker_error(monkeypatch):
+    # CI, under load: the watcher closed the client after the grace, and the call under
+    # way met "RuntimeError: IOLoop is closed" instead of a cancellation (exit 70 then).
+    from dagmath_viz.run import distributed
+
+    def gave_up_at_once(client, grace, stop, gave_up):
+        gave_up.append(0.0)
+
+    monkeypatch.setattr(distributed, "_watch_workers", gave_up_at_once)
+    with pytest.raises(DagMathError, match="no Dask worker left for 3 s"):
+        with distributed.watched(object(), "--dask tcp://x", grace=3):
+            time.sleep(0.05)  # the watcher has given up by now
+            raise RuntimeError("IOLoop is closed")
+    # a RuntimeError with workers still there is no cluster loss: it stays a bug of ours
+    monkeypatch.setattr(distributed, "_watch_workers", lambda *a: None)
+    with pytest.raises(RuntimeError, match="something else"):
+        with distributed.watched(object(), "--dask tcp://x", grace=3):
+            raise RuntimeError("something else")

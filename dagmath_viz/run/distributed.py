@@ -213,6 +213,14 @@ def watched(client, where: str, grace: float = WORKER_GRACE) -> Iterator[None]:
             f"{where}: lost the Dask workers that ran a task ({_reason(exc)}); "
             "see the workers' logs (out of memory?)"
         ) from None
+    except RuntimeError:
+        # the watcher closed the client: a call under way may then meet Dask's closed
+        # IOLoop ("IOLoop is closed") instead of a cancellation (seen under load in CI)
+        if not no_workers:
+            raise
+        raise DagMathError(
+            f"{where}: no Dask worker left for {grace:g} s; the run was stopped"
+        ) from None
     except (CancelledError, LoopCancelled, CommClosedError, TimeoutError) as exc:
         if no_workers:
             raise DagMathError(
