@@ -309,20 +309,20 @@ def _goto(page, url: str):
 
 
 def test_app_step_link_selects_the_dead_end_on_arrival(wide_page, page_events, app_url):
-    # Bundled data: sim-focus-2.4 / arith-word / 109 / sample 10, step 7 (position 6) is a dead
-    # end (its record's dead_ends are [7]).
-    query = "model=sim-focus-2.4&dataset=arith-word&problem=109&sample=10&step=7"
+    # Bundled data: sim-focus-2.4 / arith-word / 109 / sample 10, step 13 (position 12) is a
+    # dead end (its record's dead_ends are [13], 14 steps; read from the rebuilt data).
+    query = "model=sim-focus-2.4&dataset=arith-word&problem=109&sample=10&step=13"
     frame = dag_frame(_goto(wide_page, f"{app_url}/trajectory?{query}"))
-    assert frame.evaluate("() => dagmath.data.nodes[6].kind") == "dead_end"
-    assert frame.locator("#dm-root").get_attribute("data-selected") == "6"
-    assert "sel" in frame.locator('#dm-graph .dm-node[data-id="6"]').get_attribute("class")
-    assert "sel" in frame.locator('.dm-step[data-id="6"]').get_attribute("class")
-    step, pane = _rect(frame, '.dm-step[data-id="6"]'), _rect(frame, "#dm-steps")
+    assert frame.evaluate("() => dagmath.data.nodes[12].kind") == "dead_end"
+    assert frame.locator("#dm-root").get_attribute("data-selected") == "12"
+    assert "sel" in frame.locator('#dm-graph .dm-node[data-id="12"]').get_attribute("class")
+    assert "sel" in frame.locator('.dm-step[data-id="12"]').get_attribute("class")
+    step, pane = _rect(frame, '.dm-step[data-id="12"]'), _rect(frame, "#dm-steps")
     assert pane["top"] <= step["top"] < pane["bottom"] - 20
     # ... and the view itself is brought into the window, the node on screen.
     wide_page.wait_for_timeout(300)
     box = wide_page.locator('iframe[data-testid="stIFrame"]').bounding_box()
-    node = _rect(frame, '#dm-graph .dm-node[data-id="6"] rect')
+    node = _rect(frame, '#dm-graph .dm-node[data-id="12"] rect')
     assert 0 <= box["y"] + node["top"] and box["y"] + node["bottom"] <= WINDOW["height"]
     save_screenshot(wide_page, "app_step_link", full_page=False)
     page_events.console_errors = [
