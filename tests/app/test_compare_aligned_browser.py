@@ -125,6 +125,15 @@ def test_two_long_chains_side_by_side(app_page, page_events, streamlit_server, t
     for _ in range(8):
         app_page.mouse.wheel(0, 600)
     frame.wait_for_function("() => document.querySelector('.aligned').scrollTop > 2000")
+    # ... and wait until the eight wheel turns are all spent: under load the first check can
+    # pass mid-scroll, and which rows are in view would then depend on the machine's speed
+    frame.wait_for_function(
+        """() => new Promise(done => {
+             const box = document.querySelector('.aligned'), top = box.scrollTop;
+             setTimeout(() => done(box.scrollTop === top), 400); })""",
+        polling=100,
+        timeout=30_000,
+    )
     after = frame.evaluate(VISIBLE_TOPS)
     assert int(after["a"]) > int(before["a"]) and int(after["b"]) > int(before["b"])
     # ... and the rows still line up: what sits at one height on the left is the same row
