@@ -241,3 +241,6 @@ class Score:
     ancestor_share: float = 1.0
     #: id of the step the predicted answer was read from; None when no step has a \boxed{}
     answer_step: Any = None
+    #: the per-trajectory metrics of the record contract's graph functions, as (name,
+    #: value) pairs (:data:`dagmath_viz.score.record.GRAPH_METRICS`)
+    metrics: tuple[tuple[str, Any], ...] = ()

@@ -18,7 +18,7 @@ import pytest
 from dagmath_viz.cli import main
 from dagmath_viz.run import corpus
 from dagmath_viz.run.corpus import load_corpus
-from dagmath_viz.score.reference import concat_frames
+from dagmath_viz.score.record import concat_frames
 from dagmath_viz.store import frames as colcache
 from dagmath_viz.store import views as viewcache
 

@@ -19,7 +19,7 @@ from dagmath_viz.analysis.metrics import (
     paired_difference,
     summarise,
 )
-from dagmath_viz.score.reference import records_frame
+from dagmath_viz.score.record import records_frame
 
 TRUE_MEAN = 0.6 / (0.6 + 2.4)
 REPLICATIONS = 1500

@@ -21,13 +21,8 @@ from dagmath_viz.answers.check import AnswerChecker
 from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.run import pool as pipeline
 from dagmath_viz.score.fast import measure_clean_steps
-from dagmath_viz.score.reference import (
-    HEAD_FIELDS,
-    RECORD_FIELDS,
-    TAIL_FIELDS,
-    VERDICT_FIELDS,
-    score_records,
-)
+from dagmath_viz.score.record import HEAD_FIELDS, RECORD_FIELDS, TAIL_FIELDS, VERDICT_FIELDS
+from dagmath_viz.score.reference import score_records
 
 REPO = Path(__file__).parents[1]
 OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY

@@ -55,7 +55,7 @@ def test_a_changed_derivation_misses_every_cache(package_copy, tmp_path):
     found = discover([RUN])
     before = (run_key(found), frames.file_key(scored), keys.cache_key("view", "table1"))
     assert None not in before
-    _edit(package_copy / "score" / "reference.py")
+    _edit(package_copy / "score" / "record.py")
     keys.code_digest.cache_clear()
     after = (run_key(found), frames.file_key(scored), keys.cache_key("view", "table1"))
     assert all(b != a for b, a in zip(before, after, strict=True))

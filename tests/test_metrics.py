@@ -24,7 +24,7 @@ from dagmath_viz.analysis.metrics import (
     summarise,
     t_quantile,
 )
-from dagmath_viz.score.reference import records_frame
+from dagmath_viz.score.record import records_frame
 
 CLASS_OF = {"P": "perfect", "I": "imperfect", "W": "incorrect", "X": "illegal", "U": "unscored"}
 

@@ -24,7 +24,8 @@ from dagmath_viz.analysis.metrics import cohort_masks, cohort_stats
 from dagmath_viz.formats.records import parse_record
 from dagmath_viz.formats.registry import load_file
 from dagmath_viz.schema import CLASSES
-from dagmath_viz.score.reference import records_frame, score_records
+from dagmath_viz.score.record import records_frame
+from dagmath_viz.score.reference import score_records
 
 SETTINGS = settings(
     max_examples=100,

@@ -256,7 +256,7 @@ SCORED = {
 
 def test_item2_each_records_own_key_never_widens_the_frame(tmp_path, monkeypatch):
     from dagmath_viz.run import corpus
-    from dagmath_viz.score.reference import RECORD_FIELDS
+    from dagmath_viz.score.record import RECORD_FIELDS
 
     OTHER_FIELDS = "other_fields"  # noqa: N806 - the README's name for the one JSON column
 

@@ -10,10 +10,9 @@ import pytest
 from dagmath_viz.answers.check import AnswerChecker
 from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import CLASSES, Step, Trajectory
+from dagmath_viz.score.record import RECORD_FIELDS, records_frame
 from dagmath_viz.score.reference import (
-    RECORD_FIELDS,
     classify,
-    records_frame,
     score_corpus,
     score_records,
     score_trajectory,

@@ -14,7 +14,7 @@ from dagmath_viz.analysis.deadends import (
 )
 from dagmath_viz.formats.sources import SourceReader, SourceRef, missing_sources, parse_source
 from dagmath_viz.run.corpus import load_corpus
-from dagmath_viz.score.reference import records_frame
+from dagmath_viz.score.record import records_frame
 
 
 def _steps(parents: list[list[int]]) -> list[dict]:

@@ -17,7 +17,7 @@ import pytest
 from dagmath_viz.analysis.deadends import scored_dead_end_table
 from dagmath_viz.analysis.step_tags import UNTAGGED
 from dagmath_viz.formats.sources import SourceReader
-from dagmath_viz.run import streamed
+from dagmath_viz.run import corpus, streamed
 from dagmath_viz.run.corpus import load_corpus
 from tests.logcount import write_logcount
 
@@ -161,12 +161,12 @@ def test_the_environment_sets_the_threshold(tmp_path, monkeypatch, answer_checke
     from dagmath_viz.schema import DagMathError
 
     run = write_logcount(tmp_path / "run")
-    monkeypatch.setenv(streamed.STREAM_BYTES_ENV, "0")
+    monkeypatch.setenv(corpus.STREAM_BYTES_ENV, "0")
     assert all(t is None for t in load_corpus([run], checker=answer_checker).trajectories)
-    monkeypatch.setenv(streamed.STREAM_BYTES_ENV, str(1 << 40))
+    monkeypatch.setenv(corpus.STREAM_BYTES_ENV, str(1 << 40))
     assert all(t is not None for t in load_corpus([run], checker=answer_checker).trajectories)
     for bad in ("lots", "-1"):
-        monkeypatch.setenv(streamed.STREAM_BYTES_ENV, bad)
+        monkeypatch.setenv(corpus.STREAM_BYTES_ENV, bad)
         with pytest.raises(DagMathError, match="DAGMATH_STREAM_BYTES"):
             load_corpus([run], checker=answer_checker)
 

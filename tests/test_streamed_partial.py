@@ -123,6 +123,6 @@ def test_files_waiting_for_verdicts_keep_their_place(monkeypatch, answer_checker
     assert any(r.pair is not None for score, _ in got for r in score.records)
     frames = streamed._Frames(None, 0.0, None)
     for score, index in reversed(got):
-        frames(score, {}, index)  # nothing checked yet: every file with a pair waits
+        frames.add(score, {}, index)  # nothing checked yet: every file with a pair waits
     assert frames.waiting
     pd.testing.assert_frame_equal(frames.finish(verdicts), expected)

@@ -23,7 +23,7 @@ from dagmath_viz.analysis.tables import (
     with_difficulty_group,
 )
 from dagmath_viz.schema import CLASSES
-from dagmath_viz.score.reference import records_frame
+from dagmath_viz.score.record import records_frame
 
 
 def rec(dataset, pid, cls, r, n_nodes, difficulty=None) -> dict:

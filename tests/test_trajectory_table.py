@@ -15,7 +15,7 @@ from dagmath_viz.analysis.trajectory_table import (
     trajectory_table,
 )
 from dagmath_viz.schema import Step, Trajectory
-from dagmath_viz.score.reference import records_frame
+from dagmath_viz.score.record import records_frame
 
 
 def _rec(model, dataset, pid, sid, cls, n, dead, closeness, correct, difficulty=None, **kw):

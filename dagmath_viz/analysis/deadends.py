@@ -181,7 +181,7 @@ def scored_dead_end_table(
     read, the text is empty and the category is :data:`UNKNOWN`.
 
     Args:
-        records: the scored frame (columns of :data:`dagmath_viz.score.reference.RECORD_FIELDS`).
+        records: the scored frame (columns of :data:`dagmath_viz.score.record.RECORD_FIELDS`).
         reader: reads sources back; ``None`` leaves every category unknown.
         rows: positions (``iloc``) of the records to list; all by default.
         progress: ``progress(done, total)``, records with dead ends read back (every

@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _scored(paths: list[str], answers: str | None, names):
-    from dagmath_viz.score.reference import records_frame
+    from dagmath_viz.score.record import records_frame
 
     run = pipeline().score_paths(paths, answers=answers)
     report_issues(run, None, names)

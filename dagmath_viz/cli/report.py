@@ -112,7 +112,7 @@ def _intervals(args: argparse.Namespace) -> int:
 
 def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
     from dagmath_viz.jsonio import NO_SUCH_FILE
-    from dagmath_viz.score.reference import records_frame
+    from dagmath_viz.score.record import records_frame
 
     missing = [p for p in paths if p != "-" and not os.path.lexists(p)]
     if missing and len(missing) == len(paths):  # nothing to read: said as every command says it

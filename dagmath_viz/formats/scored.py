@@ -9,6 +9,7 @@ The records themselves are built by :func:`dagmath_viz.score.reference.to_record
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
@@ -16,7 +17,7 @@ from dagmath_viz.formats.common import is_sample_id
 from dagmath_viz.schema import CLASSES, InputError
 from dagmath_viz.text import short_repr
 
-__all__ = ["SCORED_FIELDS", "is_scored", "parse_scored_jsonl", "scored_fault"]
+__all__ = ["SCORED_FIELDS", "is_scored", "parse_scored_jsonl", "scored_fault", "starts_scored"]
 
 #: Fields that mark a record written by ``dagmath score`` (a valid app input too).
 SCORED_FIELDS = frozenset({"n_nodes", "dead_ends", "closeness_rate", "class"})
@@ -25,6 +26,22 @@ SCORED_FIELDS = frozenset({"n_nodes", "dead_ends", "closeness_rate", "class"})
 def is_scored(record: Any) -> bool:
     """True for a record written by ``dagmath score`` (it has :data:`SCORED_FIELDS`)."""
     return isinstance(record, dict) and SCORED_FIELDS <= record.keys()
+
+
+#: Bytes of a JSONL file's first line read to tell scored records from trajectories.
+FIRST_LINE_BYTES = 1 << 24
+
+
+def starts_scored(path: Path) -> bool:
+    """Whether a JSON Lines file's first line is a valid scored record: such a file is
+    read as scored records a slice at a time, any other by its format's reader (so a JSONL
+    of trajectories is not read twice)."""
+    try:
+        with open(path, "rb") as handle:
+            head = jsonio.strip_bom(handle.readline(FIRST_LINE_BYTES))
+    except OSError:
+        return False  # the reader says why
+    return bool(head.strip()) and parse_scored_jsonl(head) is not None
 
 
 def parse_scored_jsonl(data: bytes) -> list[dict] | None:

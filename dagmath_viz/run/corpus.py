@@ -13,6 +13,7 @@ kept as a Parquet copy (:mod:`dagmath_viz.store.frames`) that later loads read i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,22 +25,29 @@ import pandas as pd
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, kept_checker
 from dagmath_viz.formats.answer_keys import AnswerKey
-from dagmath_viz.formats.discovery import discover
+from dagmath_viz.formats.discovery import Discovery, discover
 from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES
 from dagmath_viz.formats.registry import record_form
-from dagmath_viz.formats.scored import parse_scored_jsonl
-from dagmath_viz.run.pool import gc_paused, unsettled_issues
-from dagmath_viz.schema import InputError, LoadIssue, Trajectory
-from dagmath_viz.score.reference import SCORED_SLICE, concat_frames, records_frame, score_records
+from dagmath_viz.formats.scored import parse_scored_jsonl, starts_scored
+from dagmath_viz.run.pool import IN_PROCESS_BYTES, gc_paused, unsettled_issues
+from dagmath_viz.schema import DagMathError, InputError, LoadIssue, Trajectory
+from dagmath_viz.score.record import SCORED_SLICE, concat_frames, records_frame
+from dagmath_viz.score.reference import score_records
 from dagmath_viz.store import frames as colcache
 from dagmath_viz.store.uploads import is_uploaded
 from dagmath_viz.text import natural_key
 
-__all__ = ["SCORED_SLICE", "Corpus", "load_corpus", "scored_jsonl_frames"]
-
-#: Bytes of a JSONL file's first line read to tell scored records from trajectories.
-_FIRST_LINE_BYTES = 1 << 24
+__all__ = [
+    "STREAM_BYTES",
+    "STREAM_BYTES_ENV",
+    "Corpus",
+    "in_memory_parts",
+    "load_corpus",
+    "raw_bytes",
+    "scored_jsonl_frames",
+    "stream_threshold",
+]
 
 
 @dataclass(frozen=True)
@@ -151,90 +159,131 @@ def load_corpus(
 ) -> Corpus:
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
-    Reads what :func:`dagmath_viz.formats.discovery.load_paths` reads, file by file through the same
-    :meth:`~dagmath_viz.formats.discovery.Discovery.read`, with the same issues; a file of valid
-    scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
-    Rows: loaded trajectories first, then scored records, each in file order.
-
-    From ``stream_bytes`` of raw trajectory data (default
-    :func:`dagmath_viz.run.streamed.stream_bytes`: 16 MB, or ``$DAGMATH_STREAM_BYTES``) the
-    data are scored by the streaming pool of ``dagmath score`` instead, and no trajectory
-    is kept (every :meth:`Corpus.trajectory` is None; pages read steps back from
-    ``source``): same rows, values and issues, in a fraction of the memory
-    (:mod:`dagmath_viz.run.streamed`).
-    ``progress(done, total)`` counts files on both paths. Smaller data stay in memory:
-    there a pool costs more time than it saves, and the steps are few.
+    The strategy is decided once, here, from what the source is (:func:`discover`'s
+    files): from ``stream_bytes`` of raw trajectory data (default :func:`stream_threshold`:
+    16 MB, or ``$DAGMATH_STREAM_BYTES``) the data are scored by the streaming pool of
+    ``dagmath score`` (:func:`dagmath_viz.run.streamed.cached_parts`) and no trajectory is
+    kept (every :meth:`Corpus.trajectory` is None; pages read steps back from ``source``):
+    same rows, values and issues, in a fraction of the memory. Smaller data are read and
+    scored in memory (:func:`in_memory_parts`): there a pool costs more time than it
+    saves, and the steps are few. Rows: loaded trajectories first, then scored records,
+    each in file order. ``progress(done, total)`` counts files on both paths.
 
     ``keep_verdicts`` (the app sets it; ignored when ``checker`` is given): answers are
     checked by :func:`dagmath_viz.answers.check.kept_checker`, which reads and adds to the
     verdicts ``dagmath score`` keeps on disk, so data checked once by either are never
-    sent to math-verify again. Uploaded
-    files never are: their answers are not written to a file that outlives them.
+    sent to math-verify again. Uploaded files never are: their answers are not written to
+    a file that outlives them.
 
     ``partial(frame, files_done, files_total)``: on the streamed path, called every few
     seconds while the folder is scored, with the scored rows of what is scored so far (a sample
     of every model and data set; see :func:`dagmath_viz.run.streamed.streamed_parts`).
     """
-    if keep_verdicts and checker is None and not any(map(is_uploaded, paths)):
-        checker = kept_checker()
-        try:
-            return load_corpus(
-                paths, answers, label, checker, progress, stream_bytes, partial=partial
-            )
-        finally:
-            checker.save()
     from dagmath_viz.run import streamed
 
-    with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
-        found = discover(paths, answers, fields=fields)
-        threshold = streamed.stream_bytes() if stream_bytes is None else stream_bytes
-        if found.data_files and streamed.raw_bytes(found, _starts_scored) >= threshold:
-            frame, issues, files_read, run_copy = streamed.cached_parts(
-                paths, answers, found, checker=checker, progress=progress, partial=partial
-            )
-            return Corpus(
-                label=label or ", ".join(map(str, paths)),
-                scored=frame,
-                trajectories=(None,) * len(frame),
-                issues=tuple(issues),
-                files_read=files_read,
-                run_copy=run_copy,
-            )
-        issues = list(found.issues)
-        loaded_trajectories: list[Trajectory] = []
-        files_of: list[tuple[int, Path]] = []  # each trajectory's file, to name a timeout
-        scored_parts: list[pd.DataFrame] = []
-        for done, f in enumerate(found.data_files, start=1):
-            if progress:
-                progress(done - 1, len(found.data_files))
-            frames = scored_jsonl_frames(f)
-            if frames is not None:
-                scored_parts.extend(frames)
-                continue
-            loaded = found.read(f)
-            issues.extend(loaded.issues)
-            if loaded.scored:
-                scored_parts.append(records_frame(loaded.scored))
-            loaded_trajectories.extend(loaded.trajectories)
-            files_of.extend([(done - 1, f)] * len(loaded.trajectories))
-        records = score_records(loaded_trajectories, checker=checker)
-        issues.extend(_unsettled(records, files_of))
+    kept = keep_verdicts and checker is None and not any(map(is_uploaded, paths))
+    if kept:
+        checker = kept_checker()
+    label = label or ", ".join(map(str, paths))
+    try:
+        with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
+            found = discover(paths, answers, fields=fields)
+            threshold = stream_threshold() if stream_bytes is None else stream_bytes
+            if found.data_files and raw_bytes(found) >= threshold:
+                frame, issues, files_read, run_copy = streamed.cached_parts(
+                    paths, answers, found, checker=checker, progress=progress, partial=partial
+                )
+                trajectories: tuple[Trajectory | None, ...] = (None,) * len(frame)
+            else:
+                frame, trajectories, issues = in_memory_parts(found, checker, progress)
+                files_read, run_copy = found.files_read, None
+    finally:
+        if kept:
+            checker.save()  # type: ignore[union-attr]
+    return Corpus(label, frame, trajectories, tuple(issues), files_read, run_copy)
+
+
+#: Raw trajectory bytes from which :func:`load_corpus` scores through the pool and keeps no
+#: steps. Below it (the bundled sample, most uploads) the in-memory path is faster than
+#: starting a pool (~0.5 s) and its trajectories cost little; it is also the size from
+#: which ``score_paths`` itself starts a pool.
+STREAM_BYTES = IN_PROCESS_BYTES
+#: Environment variable overriding :data:`STREAM_BYTES` (bytes; 0 streams every folder),
+#: e.g. to compare both paths on one server.
+STREAM_BYTES_ENV = "DAGMATH_STREAM_BYTES"
+
+
+def stream_threshold() -> int:
+    """The threshold in force: ``$DAGMATH_STREAM_BYTES`` when set, else :data:`STREAM_BYTES`.
+
+    Raises:
+        DagMathError: the variable is set but is not a whole number of bytes >= 0.
+    """
+    raw = os.environ.get(STREAM_BYTES_ENV, "").strip()
+    if not raw:
+        return STREAM_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise DagMathError(f"${STREAM_BYTES_ENV}={raw!r}: not a number of bytes (0 or more)")
+    return value
+
+
+def raw_bytes(found: Discovery) -> int:
+    """Bytes of the data files holding trajectories (scored JSONL, read slice by slice
+    anyway, keeps no steps)."""
+    total = 0
+    for f in found.data_files:
+        if record_form(f) == LINES and starts_scored(f):
+            continue
+        try:
+            total += f.stat().st_size
+        except OSError:
+            pass  # the reader names the file
+    return total
+
+
+def in_memory_parts(
+    found: Discovery,
+    checker: AnswerChecker | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, tuple[Trajectory | None, ...], list[LoadIssue]]:
+    """Every data file ``found`` read and scored in this process: the scored frame, the
+    trajectory behind each row (None for a pre-scored record) and the issues.
+
+    Reads what :func:`dagmath_viz.formats.discovery.load_paths` reads, file by file through the
+    same :meth:`~dagmath_viz.formats.discovery.Discovery.read`, with the same issues; a file of
+    valid scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
+    """
+    issues = list(found.issues)
+    loaded_trajectories: list[Trajectory] = []
+    files_of: list[tuple[int, Path]] = []  # each trajectory's file, to name a timeout
+    scored_parts: list[pd.DataFrame] = []
+    for done, f in enumerate(found.data_files, start=1):
         if progress:
-            progress(len(found.data_files), len(found.data_files))
-        parts = [records_frame(records)] if records else []
-        del records
-        n_scored = sum(len(p) for p in scored_parts)
-        frame = concat_frames(parts + scored_parts)
-        del parts, scored_parts
-    trajectories: list[Trajectory | None] = list(loaded_trajectories)
-    trajectories.extend([None] * n_scored)
-    return Corpus(
-        label=label or ", ".join(map(str, paths)),
-        scored=frame,
-        trajectories=tuple(trajectories),
-        issues=tuple(issues),
-        files_read=found.files_read,
-    )
+            progress(done - 1, len(found.data_files))
+        frames = scored_jsonl_frames(f)
+        if frames is not None:
+            scored_parts.extend(frames)
+            continue
+        loaded = found.read(f)
+        issues.extend(loaded.issues)
+        if loaded.scored:
+            scored_parts.append(records_frame(loaded.scored))
+        loaded_trajectories.extend(loaded.trajectories)
+        files_of.extend([(done - 1, f)] * len(loaded.trajectories))
+    records = score_records(loaded_trajectories, checker=checker)
+    issues.extend(_unsettled(records, files_of))
+    if progress:
+        progress(len(found.data_files), len(found.data_files))
+    parts = [records_frame(records)] if records else []
+    del records
+    n_scored = sum(len(p) for p in scored_parts)
+    frame = concat_frames(parts + scored_parts)
+    del parts, scored_parts
+    return frame, (*loaded_trajectories, *(None,) * n_scored), issues
 
 
 def _unsettled(records: list[dict], files_of: list[tuple[int, Path]]) -> list:
@@ -282,7 +331,7 @@ def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.Da
 
 def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
     """The frames of a scored JSONL file's slices (None: load_file reads it instead)."""
-    if not _starts_scored(path):
+    if not starts_scored(path):
         return None  # trajectories as JSONL: load_file reads them, and the file only once
     try:
         data = jsonio.strip_bom(jsonio.read_lines_bytes(path))
@@ -304,14 +353,3 @@ def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
             return None
         frames.append(records_frame(records))
     return frames or None
-
-
-def _starts_scored(path: Path) -> bool:
-    """Whether the file's first line is a valid scored record: only then is the whole file
-    read here, so a JSONL of trajectories is not read twice (here, then by load_file)."""
-    try:
-        with open(path, "rb") as handle:
-            head = jsonio.strip_bom(handle.readline(_FIRST_LINE_BYTES))
-    except OSError:
-        return False  # load_file says why
-    return bool(head.strip()) and parse_scored_jsonl(head) is not None

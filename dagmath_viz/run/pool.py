@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FileScore",
     "ScoredRun",
+    "Scoring",
     "Verifier",
     "default_workers",
     "gc_paused",
@@ -105,46 +106,94 @@ def score_paths(
     Raises:
         InputError: the explicit ``answers`` file cannot be read.
     """
-    if found is None:
-        found = discovery.discover(paths, answers, exclude=exclude, fields=fields)
-    files, issues = found.data_files, list(found.issues)
-    workers = max(1, min(workers or default_workers(), len(files)))
-    max_threads = max(1, workers // 2)
-    if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
-        workers = 1
-    # math-verify (one process, a chain of checks) is the long pole of a cold run: while
-    # pairs pile up for it, the pool's workers score at a lower priority, so it gets the
-    # CPU first and they take what is left; once none wait, they are back to normal
-    checks_pending = multiprocessing.RawValue("b", 0) if workers > 1 else None
-    verifier = Verifier(
-        checker or default_checker(),
-        on_busy=None if checks_pending is None else _flag_setter(checks_pending),
-        max_threads=max_threads,
-    )
-    run = ScoredRun(verifier.verdicts, issues, found.files_read, keep_trajectory_lines)
-    order = interleaved(files) if interleave else range(len(files))
-    met: dict[tuple[str, str], list] = {}  # pair -> [file index, file, trajectories]
-    try:
-        with gc_paused():
-            keys = _FolderKeys(found.answers, found.fields)
-            mapped = _map_files([files[i] for i in order], keys, workers, checks_pending)
-            for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
-                verifier.add(result.records)
-                run.add(result, index)
-                for rec in result.records:
-                    if rec.pair is not None:
-                        met.setdefault(rec.pair, [index, files[index], 0])[2] += 1
-                if progress:
-                    progress(done, len(files))
-                if on_file:
-                    on_file(result, verifier.verdicts, index)
-        run.verdicts = verifier.finish(spare_cpus=workers - 1)
-        verdicts = run.verdicts
-        issues.extend(unsettled_issues(met, lambda p: getattr(verdicts.get(p), "reason", None)))
-    except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
-        run.close()
-        raise
-    return run
+    scoring = Scoring(
+        paths, answers, workers=workers, checker=checker, progress=progress, exclude=exclude,
+        found=found, interleave=interleave, keep_trajectory_lines=keep_trajectory_lines,
+        fields=fields,
+    )  # fmt: skip
+    for result, verdicts, index in scoring:
+        if on_file:
+            on_file(result, verdicts, index)
+    return scoring.run
+
+
+class Scoring:
+    """A run of :func:`score_paths` scored as it is iterated: each step yields one file's
+    score, the verdicts known so far (None for a pair still being checked) and the file's
+    place in file order, after ``progress``; once the iteration ends, :attr:`run` holds the
+    :class:`ScoredRun` with every verdict. A caller that makes something of each file as
+    it comes (the streamed load's frame) iterates it, so nothing here calls back up into
+    that caller. The arguments are :func:`score_paths`' own.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[str | Path],
+        answers: str | Path | AnswerKey | None = None,
+        *,
+        workers: int | None = None,
+        checker: AnswerChecker | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        exclude: Sequence[str | Path] = (),
+        found: discovery.Discovery | None = None,
+        interleave: bool = False,
+        keep_trajectory_lines: bool = True,
+        fields: FieldMap | None = None,
+    ) -> None:
+        if found is None:
+            found = discovery.discover(paths, answers, exclude=exclude, fields=fields)
+        self.found, self.workers, self.checker = found, workers, checker
+        self.progress, self.interleave = progress, interleave
+        self.keep_trajectory_lines = keep_trajectory_lines
+        self._run: ScoredRun | None = None
+
+    @property
+    def run(self) -> ScoredRun:
+        """The scored run (once the iteration has ended)."""
+        if self._run is None:
+            raise RuntimeError("the run is not scored yet: iterate the Scoring first")
+        return self._run
+
+    def __iter__(self) -> Iterator[tuple[FileScore, dict[tuple[str, str], Verdict | None], int]]:
+        found, progress = self.found, self.progress
+        files, issues = found.data_files, list(found.issues)
+        workers = max(1, min(self.workers or default_workers(), len(files)))
+        max_threads = max(1, workers // 2)
+        if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
+            workers = 1
+        # math-verify (one process, a chain of checks) is the long pole of a cold run: while
+        # pairs pile up for it, the pool's workers score at a lower priority, so it gets the
+        # CPU first and they take what is left; once none wait, they are back to normal
+        checks_pending = multiprocessing.RawValue("b", 0) if workers > 1 else None
+        verifier = Verifier(
+            self.checker or default_checker(),
+            on_busy=None if checks_pending is None else _flag_setter(checks_pending),
+            max_threads=max_threads,
+        )
+        run = ScoredRun(verifier.verdicts, issues, found.files_read, self.keep_trajectory_lines)
+        order = interleaved(files) if self.interleave else range(len(files))
+        met: dict[tuple[str, str], list] = {}  # pair -> [file index, file, trajectories]
+        try:
+            with gc_paused():
+                keys = _FolderKeys(found.answers, found.fields)
+                mapped = _map_files([files[i] for i in order], keys, workers, checks_pending)
+                for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
+                    verifier.add(result.records)
+                    run.add(result, index)
+                    for rec in result.records:
+                        if rec.pair is not None:
+                            met.setdefault(rec.pair, [index, files[index], 0])[2] += 1
+                    if progress:
+                        progress(done, len(files))
+                    yield result, verifier.verdicts, index
+            run.verdicts = verifier.finish(spare_cpus=workers - 1)
+            verdicts = run.verdicts
+            reasons = unsettled_issues(met, lambda p: getattr(verdicts.get(p), "reason", None))
+            issues.extend(reasons)
+        except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
+            run.close()
+            raise
+        self._run = run
 
 
 def unsettled_issues(

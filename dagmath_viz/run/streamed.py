@@ -2,14 +2,14 @@
 
 ``load_corpus`` on raw trajectories (``<model>/<dataset>/problem_<id>_all_samples.json``)
 used to build every :class:`~dagmath_viz.schema.Trajectory` and keep it: 100,000 of them
-took 2.6 GB and half a minute. Above :data:`STREAM_BYTES` of raw data it comes here
-instead: the folder is scored by :func:`dagmath_viz.run.pool.score_paths` (the pool of
-``dagmath score``: trajectories never leave its workers) and its JSON lines become the
-scored frame a slice at a time while the files are scored
-(:data:`dagmath_viz.score.reference.SCORED_SLICE` bytes of lines), so neither every trajectory nor
-every record dict exists at once. Every row's trajectory is then ``None``, as for rows
-read from scored JSONL: a page reads one trajectory's steps back from its ``source`` when
-it needs them (:class:`dagmath_viz.formats.sources.SourceReader`).
+took 2.6 GB and half a minute. Above :data:`dagmath_viz.run.corpus.STREAM_BYTES` of raw
+data ``load_corpus`` comes here instead: the folder is scored by
+:func:`dagmath_viz.run.pool.score_paths` (the pool of ``dagmath score``: trajectories never
+leave its workers) and its JSON lines become the scored frame a slice at a time while the
+files are scored (:data:`dagmath_viz.score.record.SCORED_SLICE` bytes of lines), so
+neither every trajectory nor every record dict exists at once. Every row's trajectory is
+then ``None``, as for rows read from scored JSONL: a page reads one trajectory's steps back
+from its ``source`` when it needs them (:class:`dagmath_viz.formats.sources.SourceReader`).
 
 Rows, their order, column values and issues are those of the in-memory path (trajectories
 in file order, then pre-scored records); ``tests/test_streamed.py`` compares the two.
@@ -18,7 +18,6 @@ in file order, then pre-scored records); ``tests/test_streamed.py`` compares the
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,38 +35,24 @@ from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker
 from dagmath_viz.formats.answer_keys import AnswerKey
 from dagmath_viz.formats.discovery import Discovery
-from dagmath_viz.formats.registry import record_form
-from dagmath_viz.run.pool import IN_PROCESS_BYTES, FileScore, score_paths
-from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
-from dagmath_viz.score.reference import finish_lines, records_frame
+from dagmath_viz.run.pool import FileScore, Scoring
+from dagmath_viz.schema import LoadIssue, Trajectory
+from dagmath_viz.score.record import SCORED_SLICE, concat_frames, records_frame
+from dagmath_viz.score.reference import finish_lines
 from dagmath_viz.store.keys import cache_key
 from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
     "PARTIAL_EVERY",
-    "STREAM_BYTES",
     "cached_parts",
-    "STREAM_BYTES_ENV",
     "main_script_hidden",
-    "raw_bytes",
     "read_back",
     "run_key",
     "scored_frame_of_lines",
-    "stream_bytes",
     "streamed_parts",
     "dead_ends_read_back",
     "tag_counts_read_back",
 ]
-
-#: Raw trajectory bytes from which ``load_corpus`` scores through the pool and keeps no
-#: steps. Below it (the bundled sample, most uploads) the in-memory path is faster than
-#: starting a pool (~0.5 s) and its trajectories cost little; it is also the size from
-#: which ``score_paths`` itself starts a pool.
-STREAM_BYTES = IN_PROCESS_BYTES
-#: Environment variable overriding :data:`STREAM_BYTES` (bytes; 0 streams every folder),
-#: e.g. to compare both paths on one server.
-STREAM_BYTES_ENV = "DAGMATH_STREAM_BYTES"
-
 
 #: Least seconds between two frames of what is scored so far (``streamed_parts(partial=
 #: ...)``); the gap grows to half the time scored so far, so a long load does not spend
@@ -76,38 +61,6 @@ PARTIAL_EVERY = 2.0
 
 #: ``partial(frame, files_done, files_total)``: the records scored so far, as a frame.
 Partial = Callable[[pd.DataFrame, int, int], None]
-
-
-def stream_bytes() -> int:
-    """The threshold in force: ``$DAGMATH_STREAM_BYTES`` when set, else :data:`STREAM_BYTES`.
-
-    Raises:
-        DagMathError: the variable is set but is not a whole number of bytes >= 0.
-    """
-    raw = os.environ.get(STREAM_BYTES_ENV, "").strip()
-    if not raw:
-        return STREAM_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise DagMathError(f"${STREAM_BYTES_ENV}={raw!r}: not a number of bytes (0 or more)")
-    return value
-
-
-def raw_bytes(found: Discovery, is_scored: Callable[[Path], bool]) -> int:
-    """Bytes of the data files holding trajectories (those ``is_scored`` does not claim:
-    scored JSONL is read slice by slice anyway and keeps no steps)."""
-    total = 0
-    for f in found.data_files:
-        if record_form(f) is not None and is_scored(f):
-            continue
-        try:
-            total += f.stat().st_size
-        except OSError:
-            pass  # the reader names the file
-    return total
 
 
 def cached_parts(
@@ -196,7 +149,9 @@ def streamed_parts(
     partial: Partial | None = None,
     partial_every: float | None = None,
 ) -> tuple[pd.DataFrame, list, int]:
-    """``paths`` scored by :func:`score_paths`: the scored frame, the issues, files read.
+    """``paths`` scored by the pool of :func:`dagmath_viz.run.pool.score_paths` (its
+    :class:`~dagmath_viz.run.pool.Scoring`, iterated here): the scored frame, the issues,
+    files read.
 
     ``progress(done, total)`` counts files, as ``dagmath score`` does. The run (its records
     awaiting verdicts are small: no steps) is dropped once its lines are columns.
@@ -213,11 +168,14 @@ def streamed_parts(
     every = PARTIAL_EVERY if partial_every is None else partial_every
     frames = _Frames(partial, every, progress)
     with main_script_hidden():
-        run = score_paths(
+        scoring = Scoring(
             paths, answers, workers=workers, checker=checker, found=found,
-            progress=frames.progress, interleave=partial is not None, on_file=frames,
+            progress=frames.progress, interleave=partial is not None,
             keep_trajectory_lines=False,
         )  # fmt: skip
+        for score, verdicts, index in scoring:
+            frames.add(score, verdicts, index)
+    run = scoring.run
     issues, files_read = list(run.issues), run.files_read
     # the lines of the trajectories come first (one frame, as the in-memory path's one
     # frame of them); pre-scored records then make one frame per file, as load_corpus
@@ -225,14 +183,13 @@ def streamed_parts(
     with run:
         parts = [frames.finish(run.verdicts)]
         parts += [scored_frame_of_lines(lines) for lines in run.scored_files()]
-    from dagmath_viz.score.reference import concat_frames as _concat
 
-    return _concat([f for f in parts if len(f)] or parts[:1]), issues, files_read
+    return concat_frames([f for f in parts if len(f)] or parts[:1]), issues, files_read
 
 
 class _Frames:
-    """``on_file`` for :func:`score_paths`: the trajectories' scored frame, made while the
-    folder is scored (a slice of :data:`dagmath_viz.score.reference.SCORED_SLICE` bytes of lines at
+    """The trajectories' scored frame, made while the
+    folder is scored (a slice of :data:`dagmath_viz.score.record.SCORED_SLICE` bytes of lines at
     a time, as :func:`scored_frame_of_lines` makes it) rather than from every line once the
     pool is done, which was a second of one core alone at 100,000 trajectories.
 
@@ -252,7 +209,6 @@ class _Frames:
         every: float,
         progress: Callable[[int, int], None] | None,
     ) -> None:
-        from dagmath_viz.score.reference import SCORED_SLICE
 
         self.partial, self.every, self._progress = partial, every, progress
         self.slice = SCORED_SLICE
@@ -268,7 +224,7 @@ class _Frames:
         self.next_at = self.start + every
 
     def progress(self, done: int, total: int) -> None:
-        """``score_paths``' progress (called before ``on_file``): the total, passed on."""
+        """The pool's progress (called before each file is added): the total, passed on."""
         self.total = total
         if self._progress:
             self._progress(done, total)
@@ -277,7 +233,8 @@ class _Frames:
     #: file would make a cold run, with hundreds of files waiting, quadratic).
     RECHECK_EVERY = 64
 
-    def __call__(self, score: FileScore, verdicts: dict, index: int) -> None:
+    def add(self, score: FileScore, verdicts: dict, index: int) -> None:
+        """One file scored (:class:`dagmath_viz.run.pool.Scoring` yields it)."""
         self.done += 1
         if self.partial is not None and score.scored_lines:
             self.pre_scored.append(scored_frame_of_lines(score.scored_lines))
@@ -317,25 +274,23 @@ class _Frames:
         self.lines, self.line_files, self.size = [], [], 0
 
     def _show(self) -> None:
-        from dagmath_viz.score.reference import concat_frames as _concat
 
         self._make_frame()
         if len(self.parts) > 1:  # joined once here, so the next show joins two frames
-            self.parts = [_concat(self.parts)]
+            self.parts = [concat_frames(self.parts)]
         shown = self.parts + self.pre_scored
         if shown:
-            self.pre_scored = [_concat(self.pre_scored)] if self.pre_scored else []
-            self.partial(_concat(shown), self.done, self.total)
+            self.pre_scored = [concat_frames(self.pre_scored)] if self.pre_scored else []
+            self.partial(concat_frames(shown), self.done, self.total)
 
     def finish(self, verdicts: dict) -> pd.DataFrame:
         """Every trajectory's row, in file order (``verdicts``: the run's, all known)."""
-        from dagmath_viz.score.reference import concat_frames as _concat
 
         for index, score in self.waiting:
             self._add(index, list(finish_lines(score.records, verdicts)))
         self.waiting = []
         self._make_frame()
-        frame = _concat(self.parts or [records_frame([])])
+        frame = concat_frames(self.parts or [records_frame([])])
         self.parts = []
         files = np.asarray(self.files, dtype=np.int64)
         if len(files) > 1 and (np.diff(files) < 0).any():  # scored out of file order
@@ -399,8 +354,6 @@ def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None
     are joined as ``load_corpus`` joins a scored file's, so the columns and dtypes are those
     of one frame built from every record.
     """
-    from dagmath_viz.score.reference import SCORED_SLICE
-    from dagmath_viz.score.reference import concat_frames as _concat
 
     limit = SCORED_SLICE if slice_bytes is None else slice_bytes
     frames: list[pd.DataFrame] = []
@@ -414,7 +367,7 @@ def scored_frame_of_lines(lines: Iterable[bytes], slice_bytes: int | None = None
             piece, size = [], 0
     if piece:
         frames.append(_slice_frame(piece))
-    return _concat(frames)
+    return concat_frames(frames)
 
 
 def _slice_frame(lines: list[bytes]) -> pd.DataFrame:

@@ -28,8 +28,6 @@ from pathlib import Path
 from types import NoneType
 from typing import NamedTuple
 
-import orjson
-
 try:
     import msgspec
 except ImportError:  # pragma: no cover - a dependency; the typed decoder is only a speed-up
@@ -47,6 +45,7 @@ from dagmath_viz.formats.records import (
 from dagmath_viz.formats.scored import is_scored
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score import graph as g
+from dagmath_viz.score.record import GRAPH_METRICS, graph_metrics, split
 from dagmath_viz.score.reference import (
     AwaitingVerdict,
     awaiting_verdict_of,
@@ -321,7 +320,10 @@ def _measure_numbered(steps: list) -> CleanMeasures | None | object:
         reached = len(ancestors)
     answer = read_answer(_Texts(steps))
     answer_step = None if answer.position is None else answer.position + 1
-    return CleanMeasures(n, n_edges, max_in, max(children), dead, reached, answer.text, answer_step)
+    metrics = _metrics(tuple(range(1, n + 1)), list(map(_PARENTS, steps))) if GRAPH_METRICS else ()
+    return CleanMeasures(
+        n, n_edges, max_in, max(children), dead, reached, answer.text, answer_step, metrics
+    )
 
 
 class _Texts:
@@ -432,7 +434,20 @@ def _measure(
         reached = _ancestors_and_self(ids, raws)
     answer = read_answer(texts)
     answer_step = None if answer.position is None else ids[answer.position]
-    return CleanMeasures(n, len(flat), max_in, max_out, dead, reached, answer.text, answer_step)
+    metrics = _metrics(ids, raws) if GRAPH_METRICS else ()
+    return CleanMeasures(
+        n, len(flat), max_in, max_out, dead, reached, answer.text, answer_step, metrics
+    )
+
+
+def _metrics(ids: Sequence[int], raws: Sequence[list[int] | None]) -> tuple:
+    """The values of the record contract's graph metrics
+    (:data:`dagmath_viz.score.record.GRAPH_METRICS`), on the graph validation builds of
+    clean steps: every edge is well formed, a step's parents are its distinct parents'
+    positions, sorted."""
+    position = {sid: i for i, sid in enumerate(ids)}
+    parents = tuple(tuple(sorted({position[p] for p in r})) if r else () for r in raws)
+    return tuple(graph_metrics(g.StepGraph(tuple(ids), parents)).items())
 
 
 _FIELDS = ("step_id", "direct_dependent_steps", "text", "thinking")
@@ -484,47 +499,46 @@ class CleanMeasures(NamedTuple):
     reached: int  # the final step and its ancestors
     predicted_answer: str | None
     answer_step: int | None
+    metrics: tuple = ()  # (name, value) of each graph metric of the record contract
 
 
 def _clean_record(
     traj: Trajectory, m: CleanMeasures, reference: str | None, difficulty: float | None
 ) -> AwaitingVerdict:
     """The record :func:`dagmath_viz.score.reference.to_record` writes, from the measures, in the
-    two parts around the verdict (:func:`dagmath_viz.score.reference.awaiting_verdict`), with the
-    reference answer and difficulty the answer keys fill in."""
+    two parts around the verdict (:func:`dagmath_viz.score.record.split`, as the reference
+    path splits it), with the reference answer and difficulty the answer keys fill in. The
+    record contract's graph metrics come measured (:func:`_metrics`): a new one needs no
+    line here."""
     prediction = m.predicted_answer
     n = m.n_nodes
-    head = {  # HEAD_FIELDS
-        "model": traj.model,
-        "dataset": traj.dataset,
-        "problem_id": traj.problem_id,
-        "sample_id": traj.sample_id,
-        "difficulty": difficulty,
-        "domain": traj.domain,
-        "n_nodes": n,
-        "n_edges": m.n_edges,
-        "density": g.density(n, m.n_edges),
-        "max_in_degree": m.max_in_degree,
-        "max_out_degree": m.max_out_degree,
-        "dead_ends": m.dead_ends,
-        "closeness_rate": g.closeness_rate(n, len(m.dead_ends)),
-        "closed": not m.dead_ends,
-        "ancestor_share": m.reached / n,
-        "predicted_answer": prediction,
-        "reference_answer": reference,
-    }
-    tail = {"errors": [], "source": traj.source, "answer_step": m.answer_step}  # TAIL_FIELDS
-    pair = None if reference is None else (reference, prediction or "")
-    return AwaitingVerdict(
-        orjson.dumps(head, option=_OPTS)[:-1],
-        pair,
-        True,
-        not m.dead_ends,
-        b"," + orjson.dumps(tail, option=_OPTS)[1:],
+    head, tail = split(
+        {
+            "model": traj.model,
+            "dataset": traj.dataset,
+            "problem_id": traj.problem_id,
+            "sample_id": traj.sample_id,
+            "difficulty": difficulty,
+            "domain": traj.domain,
+            "n_nodes": n,
+            "n_edges": m.n_edges,
+            "density": g.density(n, m.n_edges),
+            "max_in_degree": m.max_in_degree,
+            "max_out_degree": m.max_out_degree,
+            "dead_ends": m.dead_ends,
+            "closeness_rate": g.closeness_rate(n, len(m.dead_ends)),
+            "closed": not m.dead_ends,
+            "ancestor_share": m.reached / n,
+            "predicted_answer": prediction,
+            "reference_answer": reference,
+            "errors": [],
+            "source": traj.source,
+            "answer_step": m.answer_step,
+            **dict(m.metrics),
+        }
     )
-
-
-_OPTS = orjson.OPT_SERIALIZE_NUMPY  # as scoring writes records
+    pair = None if reference is None else (reference, prediction or "")
+    return AwaitingVerdict(head, pair, True, not m.dead_ends, tail)
 
 
 class FastFile(NamedTuple):

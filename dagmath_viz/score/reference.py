@@ -5,8 +5,10 @@ loaded :class:`Trajectory` through :func:`dagmath_viz.score.validation.validate`
 :mod:`dagmath_viz.score.graph`. The fast path (:mod:`dagmath_viz.score.fast`) must write what
 this path writes, byte for byte.
 
-The scored record's field names are a public contract (``dagmath score`` writes them, the
-app reads them back): see :data:`RECORD_FIELDS`. A record is written in three parts
+The scored record's fields are a public contract (``dagmath score`` writes them, the app
+reads them back), held in :mod:`dagmath_viz.score.record`: a record is built there
+(:func:`~dagmath_viz.score.record.ordered`, :func:`~dagmath_viz.score.record.split`) from
+the values computed here. A record is written in three parts
 (:class:`AwaitingVerdict`): what is known before the answer check, the verdict's fields,
 and what follows them, so the answer checks of a whole run can be settled at once.
 
@@ -26,17 +28,18 @@ import orjson
 from dagmath_viz.answers.check import AnswerChecker, Verdict, default_checker, extract_boxed
 from dagmath_viz.schema import Score, Trajectory
 from dagmath_viz.score import graph as g
+from dagmath_viz.score.record import (
+    graph_metrics,
+    ordered,
+    records_frame,
+    split,
+)
 from dagmath_viz.score.validation import Validation, validate
 
-if TYPE_CHECKING:  # pandas is imported where a frame is built: `dagmath score` never needs it
+if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "HEAD_FIELDS",
-    "OTHER_FIELDS",
-    "RECORD_FIELDS",
-    "TAIL_FIELDS",
-    "VERDICT_FIELDS",
     "Answer",
     "SOURCE_GRADE",
     "AwaitingVerdict",
@@ -50,7 +53,6 @@ __all__ = [
     "finish_lines",
     "finish_score",
     "read_answer",
-    "records_frame",
     "score_corpus",
     "score_records",
     "score_trajectory",
@@ -60,24 +62,6 @@ __all__ = [
 ]
 
 
-#: Columns of a scored record, in order (the ``dagmath score`` JSONL contract, plus extras).
-RECORD_FIELDS = (
-    "model", "dataset", "problem_id", "sample_id", "difficulty", "domain",
-    "n_nodes", "n_edges", "density", "max_in_degree", "max_out_degree",
-    "dead_ends", "closeness_rate", "closed", "ancestor_share",
-    "predicted_answer", "reference_answer", "final_correct", "perfect", "class",
-    "answer_check", "errors", "source", "answer_step",
-)  # fmt: skip
-
-
-#: Record fields before the verdict, the verdict's own, and after it (RECORD_FIELDS order).
-HEAD_FIELDS = RECORD_FIELDS[: RECORD_FIELDS.index("final_correct")]
-VERDICT_FIELDS = ("final_correct", "perfect", "class", "answer_check")
-TAIL_FIELDS = RECORD_FIELDS[RECORD_FIELDS.index("answer_check") + 1 :]
-assert HEAD_FIELDS + VERDICT_FIELDS + TAIL_FIELDS == RECORD_FIELDS
-
-
-_OPTS = orjson.OPT_SERIALIZE_NUMPY
 #: The ``answer_check`` of a grade the source gives its own answer (Thought Anchors'
 #: ``is_correct``): taken as it is, not checked again.
 SOURCE_GRADE = "source"
@@ -130,43 +114,6 @@ def score_corpus(
 ) -> pd.DataFrame:
     """Score every trajectory; one row per trajectory, in the input order."""
     return records_frame(score_records(trajectories, checker, progress))
-
-
-#: The one column holding a scored record's fields outside :data:`RECORD_FIELDS`, as JSON
-#: text (``{"temperature": 0.7}``), or None for a record without any.
-OTHER_FIELDS = "other_fields"
-_KNOWN_FIELDS = frozenset(RECORD_FIELDS)
-
-
-def records_frame(records: Iterable[dict]) -> pd.DataFrame:
-    """A scored DataFrame with the columns of :data:`RECORD_FIELDS` (missing ones empty).
-
-    A record's other fields go, as JSON text, into the one column :data:`OTHER_FIELDS`:
-    with a column per field, records that each carry a key of their own would make a frame
-    as wide as it is long (16,000 such records took 6 GB).
-    """
-    import pandas as pd
-
-    frame = pd.DataFrame.from_records([_known_fields(r) for r in records])
-    for col in RECORD_FIELDS:
-        if col not in frame.columns:
-            frame[col] = None
-    frame["problem_id"] = frame["problem_id"].astype(str)
-    frame["difficulty"] = pd.to_numeric(frame["difficulty"], errors="coerce")
-    return frame
-
-
-def _known_fields(record: dict) -> dict:
-    """``record`` with its fields outside :data:`RECORD_FIELDS` folded into one."""
-    if record.keys() <= _KNOWN_FIELDS:
-        return record
-    other = {k: v for k, v in record.items() if k not in _KNOWN_FIELDS}
-    try:
-        text = orjson.dumps(other, option=orjson.OPT_NON_STR_KEYS | _OPTS).decode()
-    except TypeError:  # not JSON (a caller's own object): shown as text
-        text = repr(other)
-    known = {k: v for k, v in record.items() if k in _KNOWN_FIELDS}
-    return {**known, OTHER_FIELDS: text}
 
 
 def score_records(
@@ -224,6 +171,7 @@ def structural_score(traj: Trajectory) -> StructuralScore:
         predicted_answer=answer.text,
         answer_step=None if answer.position is None else traj.steps[answer.position].step_id,
         errors=tuple(prefix + f.message for f in val.faults),
+        metrics=tuple(graph_metrics(graph).items()),
     )
 
 
@@ -239,6 +187,7 @@ class StructuralScore:
     predicted_answer: str | None
     errors: tuple[str, ...]
     answer_step: Any = None  # the id of the step the predicted answer was read from
+    metrics: tuple = ()  # the record contract's graph metrics, (name, value) pairs
 
     @property
     def legal(self) -> bool:
@@ -317,6 +266,7 @@ def finish_score(traj: Trajectory, structural: StructuralScore, verdict: Verdict
         trajectory_class=classify(s.legal, closed, final_correct),
         errors=s.errors,
         ancestor_share=s.ancestor_share,
+        metrics=s.metrics,
     )
 
 
@@ -332,33 +282,36 @@ def classify(legal: bool, closed: bool, final_correct: bool | None) -> str:
 
 
 def to_record(traj: Trajectory, score: Score, verdict: Verdict | None = None) -> dict:
-    """The public scored-record dict of one trajectory."""
-    return {
-        "model": traj.model,
-        "dataset": traj.dataset,
-        "problem_id": traj.problem_id,
-        "sample_id": traj.sample_id,
-        "difficulty": traj.difficulty,
-        "domain": traj.domain,
-        "n_nodes": score.n_nodes,
-        "n_edges": score.n_edges,
-        "density": score.density,
-        "max_in_degree": score.max_in_degree,
-        "max_out_degree": score.max_out_degree,
-        "dead_ends": list(score.dead_ends),
-        "closeness_rate": score.closeness_rate,
-        "closed": score.closed,
-        "ancestor_share": score.ancestor_share,
-        "predicted_answer": score.predicted_answer,
-        "reference_answer": score.reference_answer,
-        "final_correct": score.final_correct,
-        "perfect": score.perfect,
-        "class": score.trajectory_class,
-        "answer_check": None if verdict is None else verdict.reason,
-        "errors": list(score.errors),
-        "source": traj.source,
-        "answer_step": score.answer_step,
-    }
+    """The public scored-record dict of one trajectory (fields in contract order)."""
+    return ordered(
+        {
+            "model": traj.model,
+            "dataset": traj.dataset,
+            "problem_id": traj.problem_id,
+            "sample_id": traj.sample_id,
+            "difficulty": traj.difficulty,
+            "domain": traj.domain,
+            "n_nodes": score.n_nodes,
+            "n_edges": score.n_edges,
+            "density": score.density,
+            "max_in_degree": score.max_in_degree,
+            "max_out_degree": score.max_out_degree,
+            "dead_ends": list(score.dead_ends),
+            "closeness_rate": score.closeness_rate,
+            "closed": score.closed,
+            "ancestor_share": score.ancestor_share,
+            "predicted_answer": score.predicted_answer,
+            "reference_answer": score.reference_answer,
+            "final_correct": score.final_correct,
+            "perfect": score.perfect,
+            "class": score.trajectory_class,
+            "answer_check": None if verdict is None else verdict.reason,
+            "errors": list(score.errors),
+            "source": traj.source,
+            "answer_step": score.answer_step,
+            **dict(score.metrics),
+        }
+    )
 
 
 def awaiting_verdict(
@@ -369,8 +322,7 @@ def awaiting_verdict(
     given: bool | None = None,
 ) -> AwaitingVerdict:
     """Split a scored record (its verdict fields unset) around the verdict."""
-    head = orjson.dumps({k: record[k] for k in HEAD_FIELDS}, option=_OPTS)[:-1]
-    tail = b"," + orjson.dumps({k: record[k] for k in TAIL_FIELDS}, option=_OPTS)[1:]
+    head, tail = split(record)
     return AwaitingVerdict(head, pair, legal, closed, tail, given)
 
 
@@ -383,27 +335,3 @@ class AwaitingVerdict(NamedTuple):
     closed: bool
     tail: bytes  # ',"errors":[...],"source":"..."}'
     given: bool | None = None  # the source's own grade (no pair then): see given_verdict
-
-
-def concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """One frame of ``frames``' rows (index 0..n-1), with the dtypes one frame built from
-    all their records would have: a column whose dtype differs between frames (bool in
-    one, object with ``None`` in another) is inferred again from its values."""
-    import pandas as pd
-
-    if not frames:
-        return records_frame([])
-    if len(frames) == 1:
-        return frames[0]
-    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
-    # a field only some records have is missing (NaN) in the frames of the others
-    frames = [f if list(f.columns) == columns else f.reindex(columns=columns) for f in frames]
-    out = pd.concat(frames, ignore_index=True)
-    for col in columns:
-        if len({str(f[col].dtype) for f in frames}) > 1:
-            out[col] = pd.Series(out[col].tolist(), index=out.index)
-    return out
-
-
-#: Bytes of scored JSONL parsed into records at a time (then made columns at once).
-SCORED_SLICE = 1 << 20

@@ -55,7 +55,7 @@ __all__ = [
 ]  # fmt: skip
 
 #: Bump when the frame :func:`dagmath_viz.run.corpus.scored_jsonl_frames` builds changes.
-VERSION = 2  # 2: a record's unknown fields are one column (score.reference.OTHER_FIELDS)
+VERSION = 2  # 2: a record's unknown fields are one column (score.record.OTHER_FIELDS)
 #: Bytes the copies of one folder may take together (:func:`max_bytes`).
 MAX_BYTES = 2 * 2**30
 #: Environment variable overriding :data:`MAX_BYTES`, in MiB.

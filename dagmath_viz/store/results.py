@@ -7,14 +7,15 @@ lines=True)`` guesses types per column, so problem ids ``"007"`` and ``"12"`` be
 integers 7 and 12 (leading zeros lost, ids no longer join with an answer key), and
 ``pd.read_csv`` does the same. Here the types come from the schema, never from the data.
 
-The three fields whose values are lists or step ids of any type (``dead_ends``,
-``errors``, ``answer_step``) are written as JSON text in Parquet and CSV (one schema for
-both, lossless for a step id that is not an integer) and decoded back by
-:func:`read_scored`. Fields a record carries beyond :data:`SCHEMA` (a pre-scored file's own)
-are kept (as JSON text in a table file when they are not plain text or numbers; read
-back as that text). CSV cells that a
-spreadsheet would run as formulas are prefixed with ``'`` (:mod:`dagmath_viz.export`) and
-the prefix is removed again on reading.
+The schema is the record contract's (:data:`dagmath_viz.score.record.SCHEMA`). The fields
+whose values are lists or step ids of any type (``dead_ends``, ``errors``,
+``answer_step``: :data:`~dagmath_viz.score.record.JSON_FIELDS`) are written as JSON text
+in Parquet and CSV (one schema for both, lossless for a step id that is not an integer)
+and decoded back by :func:`read_scored`. Fields a record carries beyond :data:`SCHEMA` (a
+pre-scored file's own) are kept (as JSON text in a table file when they are not plain
+text or numbers; read back as that text). CSV cells that a spreadsheet would run as
+formulas are prefixed with ``'`` (:mod:`dagmath_viz.export`) and the prefix is removed
+again on reading.
 """
 
 from __future__ import annotations
@@ -29,39 +30,9 @@ import pandas as pd
 from dagmath_viz import jsonio
 from dagmath_viz.export import FORMULA_PREFIXES, csv_bytes
 from dagmath_viz.schema import InputError
+from dagmath_viz.score.record import JSON_FIELDS, SCHEMA
 
-__all__ = ["JSON_FIELDS", "SCHEMA", "SUFFIXES", "read_scored", "scored_table", "table_bytes"]
-
-#: Each scored field and its pandas dtype (nullable, so a missing value stays missing).
-SCHEMA: dict[str, str] = {
-    "model": "string",
-    "dataset": "string",
-    "problem_id": "string",
-    "sample_id": "Int64",
-    "difficulty": "Float64",
-    "domain": "string",
-    "n_nodes": "Int64",
-    "n_edges": "Int64",
-    "density": "Float64",
-    "max_in_degree": "Int64",
-    "max_out_degree": "Int64",
-    "dead_ends": "object",
-    "closeness_rate": "Float64",
-    "closed": "boolean",
-    "ancestor_share": "Float64",
-    "predicted_answer": "string",
-    "reference_answer": "string",
-    "final_correct": "boolean",
-    "perfect": "boolean",
-    "class": "string",
-    "answer_check": "string",
-    "errors": "object",
-    "source": "string",
-    "answer_step": "object",
-}
-
-#: Fields written as JSON text in Parquet and CSV (lists, and step ids of any type).
-JSON_FIELDS = ("dead_ends", "errors", "answer_step")
+__all__ = ["SUFFIXES", "read_scored", "scored_table", "table_bytes"]
 
 #: The table formats, by the output's suffix.
 SUFFIXES = (".parquet", ".csv")

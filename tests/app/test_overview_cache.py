@@ -98,12 +98,12 @@ def test_fresh_server_shows_the_kept_values(scored, monkeypatch):
 def test_a_reopened_raw_folder_shows_the_kept_values(tmp_path, monkeypatch):
     """A raw folder, streamed as a large one is: the first server scores it and keeps its
     run copy and the derived values; the next reads both and derives nothing."""
-    from dagmath_viz.run import streamed
+    from dagmath_viz.run import corpus
     from tests.logcount import write_logcount
 
     monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(tmp_path / "frames"))
     monkeypatch.delenv("DAGMATH_FRAME_CACHE", raising=False)
-    monkeypatch.setattr(streamed, "STREAM_BYTES", 0)
+    monkeypatch.setattr(corpus, "STREAM_BYTES", 0)
     run = write_logcount(tmp_path / "run").resolve()
     st.cache_resource.clear()
     first = app_on(monkeypatch, run)

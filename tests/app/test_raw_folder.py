@@ -1,6 +1,6 @@
 """Every page on a raw results folder opened streamed: no steps in memory, read on demand.
 
-The streaming threshold (``dagmath_viz.run.streamed.STREAM_BYTES``) is forced to 0, so the
+The streaming threshold (``dagmath_viz.run.corpus.STREAM_BYTES``) is forced to 0, so the
 small log-count folder (tests/test_streamed.py writes it; two models, five walks) loads the
 way a 100,000-trajectory folder does: every ``Corpus.trajectory`` is None and the pages read
 steps back from each record's ``source``. Expected values are worked out from the walks.
@@ -14,7 +14,7 @@ import re
 import pytest
 import streamlit as st
 
-from dagmath_viz.run import streamed
+from dagmath_viz.run import corpus as run_corpus
 from tests.app.helpers import app_on, on_page
 from tests.logcount import write_logcount
 
@@ -31,7 +31,7 @@ def _fresh_caches():
 
 @pytest.fixture
 def raw_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(streamed, "STREAM_BYTES", 0)
+    monkeypatch.setattr(run_corpus, "STREAM_BYTES", 0)
     return write_logcount(tmp_path / "run").resolve()
 
 
