@@ -295,6 +295,22 @@ def test_efficiency_strategy_choice_shows_that_proofs_numbers(monkeypatch):
     assert '"kind": "goal"' in html
 
 
+def test_efficiency_chart_says_how_few_problems_each_bar_holds(monkeypatch):
+    """The bundled set has two problems per structure × overlap cell, each overlap its own
+    (sample_data/README.md): the chart's caption says so under every structure."""
+    at = _app(monkeypatch, None)
+    _run_page(at, "pages/efficiency.py")
+    for structure in ("trees", "axiom"):
+        at.radio(key="eff_structure").set_value(structure).run()
+        assert not at.exception
+        captions = [c.value for c in at.caption]
+        assert any(
+            c.startswith("Each bar is the mean over 2 problems, and each overlap has problems")
+            for c in captions
+        ), captions
+    assert any("counts in efficiency's |P|" in c.value for c in at.caption)
+
+
 def test_dead_ends_by_tag_says_when_steps_carry_no_tags(monkeypatch, logcount_run):
     at = _app(monkeypatch, logcount_run)
     _run_page(at, "pages/dead_ends.py")
