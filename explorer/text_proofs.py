@@ -54,7 +54,12 @@ def text_proofs_view(scored: list[dict[str, Any]], name: str, n_problems: int) -
     ):
         values = [r[key] for r in correct if isinstance(r.get(key), (int, float))]
         cell.metric(label, tables.format_percent(sum(values) / len(values)) if values else "—")
-    st.caption("Rates are means over the proofs that reach the right answer (as the paper).")
+    st.caption(
+        "Rates are means over the proofs that reach the right answer (as the paper). "
+        "Efficiency = |S ∩ P| / |P| counts every statement, matched or not; non-axiom "
+        "efficiency counts only the statements matched to a derived theorem (an unmatched "
+        "statement is neither axiom nor theorem of the program, so it is left out there)."
+    )
     table = _summary(scored)
     shown = table.copy()
     for col in _RATES:

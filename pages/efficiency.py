@@ -7,7 +7,13 @@ import streamlit as st
 from dagmath_viz.analysis import tables
 from dagmath_viz.draw import figures
 from dagmath_viz.draw.render import render_proof_html
-from dagmath_viz.logic import efficiency_table, model_proof_summary, proof_graph, read_jsonl
+from dagmath_viz.logic import (
+    efficiency_table,
+    model_proof_summary,
+    overlap_bars_note,
+    proof_graph,
+    read_jsonl,
+)
 from dagmath_viz.logic.textproofs import is_text_record, scored_text_proofs
 from dagmath_viz.schema import DagMathError, InputError
 from dagmath_viz.store.uploads import check_efficiency_records
@@ -135,13 +141,17 @@ structures = [s for s in ("trees", "tree", "axiom", "none") if s in set(table["i
 if structures:
     structure = st.radio("Irrelevant structure", structures, horizontal=True, key="eff_structure")
     st.plotly_chart(figures.efficiency_figure(table, structure), width="stretch")
+    st.caption(overlap_bars_note(proofs, structure))
 
 # --- model proofs beside the simulated strategies (dagmath gsm score-proofs) -------------
 st.subheader("Model proofs beside the simulated strategies")
 st.caption(
     "Proofs a model wrote in natural language, scored with `dagmath gsm score-proofs` (each "
     "sentence matched to a theorem of the problem's program, or to none), next to the "
-    "strategies above. Rates are means over correct answers."
+    "strategies above. Rates are means over correct answers. A sentence that matches no "
+    "theorem counts in efficiency's |P| (it states nothing of the shortest proof) but not in "
+    "the non-axiom variant, which counts the derived theorems a proof states: the strategies' "
+    "proofs have no such sentence."
 )
 up_scored = st.file_uploader("scored.jsonl (dagmath gsm score-proofs)", type=["jsonl"])
 if up_scored:

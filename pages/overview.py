@@ -33,14 +33,18 @@ if note := bundled_notice([corpus.label]):
     st.info(note, icon=":material/science:")
 st.caption(
     "PASS@1 and R̂ (the perfect reasoning rate) are means over problems, each problem weighing "
-    "the same; intervals are 95% intervals over problems (Hall's skewness-corrected t). "
-    "Δ = PASS@1 − R̂. AUC is the area under A(τ)."
+    "the same; intervals are 95% intervals over problems (Hall's skewness-corrected t joined "
+    "with a Wilson score interval; README). Δ = PASS@1 − R̂. AUC is the area under A(τ)."
 )
 if df.empty:
     common.nothing_loaded(corpus)
     st.stop()
 
-board = common.derived("leaderboard", lambda: tables.leaderboard(df, n_boot=1000), persist=True)
+# simulated logic-program strategies (dagmath gsm export) are listed apart, not as models
+models_df, strategies_df = tables.split_logic_strategies(df)
+board = common.derived(
+    "leaderboard", lambda: tables.leaderboard(models_df, n_boot=1000), persist=True
+)
 st.subheader("Leaderboard")
 if board["small_sample"].any():
     few = board.loc[board["small_sample"], ["model", "dataset"]].astype(str)
@@ -61,6 +65,17 @@ if picked is not None and picked.selection.rows:
     st.session_state["ov_board_n"] = st.session_state.get("ov_board_n", 0) + 1
     common.open_table(models=[chosen_row["model"]], datasets=[chosen_row["dataset"]])
 common.download(board, "leaderboard.csv", "Download the leaderboard (CSV, fractions)")
+if not strategies_df.empty:
+    st.markdown("**Logic-program strategies** (not models)")
+    st.caption(tables.LOGIC_STRATEGIES_NOTE)
+    strategy_board = common.derived(
+        "strategy_board", lambda: tables.leaderboard(strategies_df, n_boot=1000), persist=True
+    )
+    st.dataframe(
+        common.visible(tables.leaderboard_display(strategy_board)),
+        hide_index=True,
+        width="stretch",
+    )
 share.report_download(corpus)  # this page's tables and charts as one offline file
 
 early = common.derived(
@@ -83,7 +98,9 @@ spread_fig = common.derived(
     "spread_figure", lambda: paper_figures.spread_figure(board), persist=True
 )
 st.plotly_chart(spread_fig, width="stretch")
-spread = common.derived("model_spread", lambda: tables.model_spread(df, board=board), persist=True)
+spread = common.derived(
+    "model_spread", lambda: tables.model_spread(models_df, board=board), persist=True
+)
 st.dataframe(common.visible(tables.spread_display(spread)), hide_index=True, width="stretch")
 common.download(spread, "model_spread.csv", "Download the spread (CSV, fractions)")
 

@@ -147,3 +147,69 @@ def test_the_default_table_fits_a_terminal_and_wide_keeps_every_column(capsys, s
     assert main([*source, "--wide"]) == 0
     wide = capsys.readouterr().out.splitlines()[0].split()
     assert {"pass_at_1_low", "pass_at_1_high", "n_scored", "perfect", "illegal"} <= set(wide)
+
+
+def test_logic_program_strategies_are_noted_not_ranked_as_models(capsys) -> None:
+    """The four GSM strategies (sample_data/README.md: exported by gsm export, domain
+    gsm-logic) are noted in the text table; the six simulated models are not."""
+    code = main(["report", str(SAMPLE / "runs"), "--no-intervals", "-q"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    lines = out.splitlines()[1:]
+    noted = sorted(line.split()[0] for line in lines if "logic-program strategy" in line)
+    assert noted == ["gsm-bfs", "gsm-dfs", "gsm-overlap", "gsm-shortest"]
+    assert len(lines) == 12 + 4  # 6 models × 2 data sets, and the strategies after them
+    assert all(line.split()[0].startswith("sim-") for line in lines[:12])
+
+
+def test_split_logic_strategies_by_hand() -> None:
+    import pandas as pd
+
+    from dagmath_viz.analysis.tables import logic_strategy_models, split_logic_strategies
+
+    df = pd.DataFrame(
+        {
+            "model": ["A", "A", "B", "B", "C"],
+            # A: every trajectory an exported strategy proof; B: one is; C: a model's proof
+            "domain": ["gsm-logic", "gsm-logic", "gsm-logic", None, "gsm-logic-model-proof"],
+        }
+    )
+    assert logic_strategy_models(df) == {"A"}
+    models, strategies = split_logic_strategies(df)
+    assert list(models["model"]) == ["B", "B", "C"] and list(strategies["model"]) == ["A", "A"]
+    # a folder of strategies alone: nothing split off, they are what is shown
+    alone, none = split_logic_strategies(df[df["model"] == "A"])
+    assert len(alone) == 2 and none.empty
+    assert logic_strategy_models(df.drop(columns="domain")) == set()
+
+
+def test_a_models_exported_proofs_are_a_model_not_a_strategy(tmp_path, capsys) -> None:
+    """score-proofs --export writes a model's proofs: domain gsm-logic-model-proof, so the
+    report lists them as a model (gsm export's strategies carry gsm-logic)."""
+    from dagmath_viz.cli.gsm import main as gsm_main
+
+    proofs = tmp_path / "p.jsonl"
+    proofs.write_text(
+        json.dumps(
+            {
+                "id": 1,
+                "model": "llama",
+                "text": "Ann has 3 kites. Bo has 2 kites more than Ann. "
+                "How many kites does Bo have?",
+                "proof": "Ann has 3 kites. Bo has 2 kites more than Ann. So Bo has 5 kites.",
+            }
+        )
+        + "\n",
+        "utf-8",
+    )
+    runs = tmp_path / "runs"
+    assert gsm_main(["score-proofs", str(proofs), "-o", str(tmp_path / "s.jsonl"), "--export",
+                     str(runs), "-q"]) == 0  # fmt: skip
+    (path,) = runs.rglob("*.json")
+    assert json.loads(path.read_text("utf-8"))[0]["domain"] == "gsm-logic-model-proof"
+    code = main(["report", str(runs), str(SAMPLE / "runs" / "gsm-bfs"), "--no-intervals", "-q"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (llama,) = [line for line in out.splitlines() if line.split()[0] == "llama"]
+    (bfs,) = [line for line in out.splitlines() if line.split()[0] == "gsm-bfs"]
+    assert "strategy" not in llama and "logic-program strategy" in bfs

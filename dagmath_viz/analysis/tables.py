@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,11 @@ __all__ = [
     "graph_stats_by_difficulty",
     "grouping_frame",
     "leaderboard",
+    "LOGIC_STRATEGIES_NOTE",
+    "LOGIC_STRATEGY_DOMAIN",
+    "logic_strategy_models",
     "model_spread",
+    "split_logic_strategies",
     "report_table",
     "spread_display",
     "table1",
@@ -46,6 +50,46 @@ def format_percent(value: float | None) -> str:
     return f"{100.0 * value:.1f}%"
 
 
+#: The ``domain`` ``dagmath gsm export`` writes on every trajectory it makes of a
+#: logic-program proof: the proof of a simulated search strategy (shortest, DFS, BFS,
+#: overlap), not a model's reasoning. Its PASS@1 is 100 % by construction.
+LOGIC_STRATEGY_DOMAIN = "gsm-logic"
+
+
+#: What a page says above the strategies' own table.
+LOGIC_STRATEGIES_NOTE = (
+    "Proofs of simulated search strategies (shortest, DFS, BFS, overlap) on logic-program "
+    "word problems, exported by dagmath gsm export so both lenses read them: no model wrote "
+    "them and every answer is right by construction, so they are not ranked beside models "
+    "(their efficiency is on the Efficiency page)."
+)
+
+
+def logic_strategy_models(df: pd.DataFrame) -> set[str]:
+    """The models whose every trajectory is an exported logic-program proof (``domain``
+    :data:`LOGIC_STRATEGY_DOMAIN`): strategies, shown apart from models."""
+    if df.empty or "domain" not in df or "model" not in df:
+        return set()
+    is_logic = df["domain"].astype("string").eq(LOGIC_STRATEGY_DOMAIN).fillna(False)
+    every = is_logic.groupby(df["model"].astype(str)).all()
+    return {str(m) for m, flag in every.items() if flag}
+
+
+def split_logic_strategies(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the models' rows, the logic-program strategies' rows) of a scored frame, so that a
+    leaderboard of models does not list simulated strategies beside them. When every model
+    is a strategy (a folder of ``gsm export`` alone) nothing is split off: they are then
+    what the leaderboard is about.
+    """
+    strategies = logic_strategy_models(df)
+    if not strategies:
+        return df, df.iloc[0:0]
+    mask = df["model"].astype(str).isin(strategies)
+    if mask.all():
+        return df, df.iloc[0:0]
+    return df[~mask], df[mask]
+
+
 #: The leaderboard's columns a terminal shows by default (``dagmath report``; ``--wide``,
 #: CSV and JSON give every column).
 COMPACT_COLUMNS = (
@@ -59,10 +103,12 @@ COMPACT_COLUMNS = (
 )
 
 
-def compact_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
+def compact_leaderboard(board: pd.DataFrame, strategies: Collection[str] = ()) -> pd.DataFrame:
     """The leaderboard as text that fits a terminal: each rate with its 95% interval in one
     cell (``"62.5 [41.0, 80.2]"``, percent), the group columns, the counts of problems and
-    trajectories, and ``few problems`` marked where ``small_sample`` is true.
+    trajectories, and ``few problems`` marked where ``small_sample`` is true; the models
+    named in ``strategies`` (:func:`logic_strategy_models`) are noted as logic-program
+    strategies.
 
     >>> row = {"model": "m", "n_problems": 12, "n_trajectories": 24, "pass_at_1": 0.625,
     ...        "pass_at_1_low": 0.41, "pass_at_1_high": 0.802, "small_sample": True}
@@ -87,6 +133,14 @@ def compact_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
         ]  # fmt: skip
     if "small_sample" in board:
         out["note"] = board["small_sample"].map(lambda small: "few problems" if small else "")
+    if strategies and "model" in board:  # simulated search strategies, not models
+        kind = board["model"].astype(str).isin(set(strategies))
+        note = out["note"] if "note" in out else pd.Series("", index=out.index)
+        out["note"] = [
+            "; ".join(filter(None, ["logic-program strategy", n])) if k else n
+            for k, n in zip(kind, note, strict=True)
+        ]
+        out = out.iloc[np.argsort(kind.to_numpy(), kind="stable")]  # models first
     return out.reset_index(drop=True)
 
 

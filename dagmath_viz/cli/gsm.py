@@ -34,7 +34,7 @@ def _generate(args: argparse.Namespace) -> int:
             for p in generate_paired(args.seed, args.first_id + i, args.irrelevant, cfg).values()
         ]
         n = write_jsonl(args.output, (problem_to_record(p) for p in problems))
-        print(f"wrote {n} problems to {args.output}", file=sys.stderr)
+        say(f"wrote {n} problems to {args.output}")  # -q quiets it, as every summary
         return 0
     problems = generate_problems(
         args.problems, args.seed, args.irrelevant, args.overlap, args.control, cfg, args.first_id
@@ -89,7 +89,7 @@ def _solve_text(args: argparse.Namespace) -> int:
     out = _text_records(args.problems, solve_text_record)
     n = write_jsonl(args.output, out)
     bad = sum("error" in r for r in out)
-    print(f"wrote {n} answers to {args.output} ({bad} unreadable)", file=sys.stderr)
+    say(f"wrote {n} answers to {args.output} ({bad} unreadable)")
     return 0
 
 
@@ -99,12 +99,12 @@ def _score_proofs(args: argparse.Namespace) -> int:
     out = _text_records(args.proofs, score_proof_record)
     n = write_jsonl(args.output, out)
     bad = sum("error" in r for r in out)
-    print(f"wrote {n} scored proofs to {args.output} ({bad} unreadable)", file=sys.stderr)
+    say(f"wrote {n} scored proofs to {args.output} ({bad} unreadable)")
     if args.export:
         from dagmath_viz.logic.export import export_model_proofs
 
         files = export_model_proofs(out, args.export, args.dataset)
-        print(f"wrote {len(files)} files under {args.export}", file=sys.stderr)
+        say(f"wrote {len(files)} files under {args.export}")
     return 0
 
 

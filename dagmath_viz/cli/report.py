@@ -130,7 +130,12 @@ def _scored_frame(paths: list[str], answers: str | None, names, fields=None):
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command; returns the exit code."""
     from dagmath_viz.analysis.metrics import summarise
-    from dagmath_viz.analysis.tables import compact_leaderboard, grouping_frame, report_table
+    from dagmath_viz.analysis.tables import (
+        compact_leaderboard,
+        grouping_frame,
+        logic_strategy_models,
+        report_table,
+    )
     from dagmath_viz.schema import DagMathError
 
     by = [c.strip() for c in args.by.split(",") if c.strip()]
@@ -154,7 +159,9 @@ def run_report(args: argparse.Namespace) -> int:
     table = report_table(df, args.table, by, n_boot=n_boot)
     compact = args.table == "leaderboard" and not args.wide
     return _write_table(
-        compact_leaderboard(table) if compact and args.format == "table" else table,
+        compact_leaderboard(table, logic_strategy_models(df))
+        if compact and args.format == "table"
+        else table,
         args.format,
         done,
     )

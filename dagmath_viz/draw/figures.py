@@ -434,11 +434,14 @@ def efficiency_figure(table: pd.DataFrame, structure: str) -> go.Figure:
     order = [o for o in ("none", "entity", "agent", "both") if o in set(part["overlap"])]
     fig = px.bar(
         part, x="strategy", y="efficiency", color="overlap", barmode="group",
-        category_orders={"overlap": order}, range_y=[0, 1.05], hover_data=["n", "accuracy"],
-        color_discrete_map=OVERLAP_COLOURS,
+        category_orders={"overlap": order}, range_y=[0, 1.12], hover_data=["n", "accuracy"],
+        color_discrete_map=OVERLAP_COLOURS, text="n",
         labels={"efficiency": "mean efficiency", "overlap": "overlap with the goal"},
-        title=f"Efficiency by strategy, irrelevant structure: {text(structure)}",
+        title=f"Efficiency by strategy, irrelevant structure: {text(structure)} "
+        "(n: problems per bar)",
     )  # fmt: skip
+    # each bar says how many problems it is the mean of: few problems, little to compare
+    fig.update_traces(texttemplate="n=%{text}", textposition="outside", cliponaxis=False)
     fig.update_layout(**_LAYOUT)
     fig.update_yaxes(tickformat=".0%")
     return fig

@@ -354,7 +354,8 @@ def _report_intro(scored: pd.DataFrame) -> str:
     return (
         f"<p>{len(scored):,} trajectories of {models:,} model(s). PASS@1 and R̂ are means over "
         "problems, each problem weighing the same; intervals are 95% intervals over problems "
-        "(Hall's skewness-corrected t). Δ = PASS@1 − R̂. AUC is the area under A(τ).</p>"
+        "(Hall's skewness-corrected t joined with a Wilson score interval). Δ = PASS@1 − R̂. "
+        "AUC is the area under A(τ).</p>"
     )
 
 
@@ -378,7 +379,8 @@ def _contents(with_items: bool) -> str:
 
 def _overview_parts(df: pd.DataFrame) -> list[str]:
     """The Overview page's sections, in its order, with its tables and charts."""
-    board = tables.leaderboard(df, n_boot=1000)
+    models_df, strategies_df = tables.split_logic_strategies(df)  # as the Overview
+    board = tables.leaderboard(models_df, n_boot=1000)
     colours = figures.assign_model_colours(df["model"].unique())
     out = ['<h2 id="leaderboard">Leaderboard</h2>']
     if board["small_sample"].any():
@@ -387,10 +389,16 @@ def _overview_parts(df: pd.DataFrame) -> list[str]:
             "their intervals are wide and less reliable.</p>"
         )
     out.append(_table_html(tables.leaderboard_display(board), "leaderboard"))
+    if not strategies_df.empty:
+        note = _esc(tables.LOGIC_STRATEGIES_NOTE)
+        out.append(f"<p><b>Logic-program strategies</b> (not models). {note}</p>")
+        strategy_board = tables.leaderboard(strategies_df, n_boot=1000)
+        out.append(_table_html(tables.leaderboard_display(strategy_board), "strategies"))
 
     out.append('<h2 id="spread">PASS@1 against R̂ across models</h2>')
     out.append(_figure_html(paper_figures.spread_figure(board)))
-    out.append(_table_html(tables.spread_display(tables.model_spread(df, board=board)), "spread"))
+    spread = tables.model_spread(models_df, board=board)
+    out.append(_table_html(tables.spread_display(spread), "spread"))
 
     out.append('<h2 id="difficulty">By difficulty group</h2>')
     by_diff = tables.by_difficulty(df)

@@ -24,6 +24,7 @@ from dagmath_viz.logic.efficiency import (
     levenshtein,
     model_proof_summary,
     normalized_levenshtein,
+    overlap_bars_note,
     search_order_distance,
 )
 from dagmath_viz.logic.export import (
@@ -132,6 +133,7 @@ __all__ = [
     "levenshtein",
     "model_proof_summary",
     "normalized_levenshtein",
+    "overlap_bars_note",
     "overlap_score",
     "parse_proof",
     "parse_question",

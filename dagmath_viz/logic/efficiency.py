@@ -30,6 +30,7 @@ __all__ = [
     "efficiency",
     "efficiency_table",
     "model_proof_summary",
+    "overlap_bars_note",
     "format_table",
     "levenshtein",
     "normalized_levenshtein",
@@ -194,6 +195,44 @@ def efficiency_table(proof_records: Iterable[Mapping[str, Any]]) -> pd.DataFrame
     )
     out = out.iloc[sorted(range(len(out)), key=lambda i: key.iloc[i])].reset_index(drop=True)
     return out[cols]
+
+
+def overlap_bars_note(proof_records: Iterable[Mapping[str, Any]], structure: str) -> str:
+    """What each bar of the by-overlap chart (:func:`efficiency_table` for one irrelevant
+    structure, control problems left out) rests on: how many problems, and whether the
+    overlaps are one problem renamed (``gsm generate --paired``) or different problems.
+
+    >>> recs = [{"strategy": "dfs", "irrelevant": "tree", "overlap": o, "problem_id": i}
+    ...         for i, o in enumerate(["none", "none", "agent", "agent"])]
+    >>> overlap_bars_note(recs, "tree")[:70]
+    'Each bar is the mean over 2 problems, and each overlap has problems of'
+    """
+    ids: dict[tuple[str, str], set[str]] = {}
+    for r in proof_records:
+        if str(r.get("irrelevant")) != structure or bool(r.get("control", False)):
+            continue
+        key = (str(r.get("strategy")), str(r.get("overlap")))
+        ids.setdefault(key, set()).add(str(r.get("problem_id")))
+    if not ids:
+        return "No problem with this structure."
+    counts = sorted(len(v) for v in ids.values())
+    lo, hi = counts[0], counts[-1]
+    many = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    note = f"Each bar is the mean over {many} problem{'s' * (hi != 1)}"
+    by_strategy: dict[str, list[set[str]]] = {}
+    for (strategy, _overlap), problems in ids.items():
+        by_strategy.setdefault(strategy, []).append(problems)
+    paired = all(all(p == sets[0] for p in sets) for sets in by_strategy.values())
+    if paired and any(len(sets) > 1 for sets in by_strategy.values()):
+        note += ", the same problems in every overlap (renamed only: paired)"
+    elif not paired:
+        note += (
+            ", and each overlap has problems of its own (not one problem renamed, as "
+            "gsm generate --paired makes them)"
+        )
+    if hi < 10:
+        note += ": with so few, a difference between bars says little"
+    return note + "."
 
 
 def format_table(table: pd.DataFrame) -> str:

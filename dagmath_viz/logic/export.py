@@ -44,6 +44,12 @@ __all__ = [
 ]
 
 DATASET = "gsm-logic"
+#: The ``domain`` of an exported strategy's proof: the leaderboard shows such models apart,
+#: as simulated strategies (``analysis.tables.LOGIC_STRATEGY_DOMAIN``, the same text).
+STRATEGY_DOMAIN = "gsm-logic"
+#: The ``domain`` of an exported model proof (``score-proofs --export``): a model's, shown
+#: beside the other models.
+MODEL_PROOF_DOMAIN = "gsm-logic-model-proof"
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -144,7 +150,7 @@ def trajectory_sample(proof_record: Mapping[str, Any], sample_id: int = 0) -> di
         # proof depth is no difficulty (DEFINITIONS §3's groups are of Omni-MATH's 1-10
         # scale): kept under its own name, which no DAG-MATH reader takes for one
         "proof_depth": proof_record.get("depth"),
-        "domain": "gsm-logic",
+        "domain": STRATEGY_DOMAIN,
         "metadata": {"model": f"gsm-{strategy}", "reasoning_content": ""},
     }
 
@@ -219,7 +225,7 @@ def model_proof_sample(scored: Mapping[str, Any], sample_id: int = 0) -> dict[st
         "final_answer": steps[-1]["text"],
         "answer": None if ref is None else str(ref),
         "difficulty": None,
-        "domain": "gsm-logic",
+        "domain": MODEL_PROOF_DOMAIN,
         "metadata": {"model": str(scored.get("model", "model")), "reasoning_content": ""},
     }
 

@@ -135,9 +135,13 @@ def test_run_report_of_the_bundled_data_opens_offline(offline_page, tmp_path):
     assert page.evaluate("document.body.dataset.views") == "3"
 
     df = load_corpus([SAMPLE_RUNS]).scored
-    board = tables.leaderboard(df, n_boot=1000)  # the Overview's call
+    models_df, strategies_df = tables.split_logic_strategies(df)  # the Overview's calls
+    board = tables.leaderboard(models_df, n_boot=1000)
+    strategies = tables.leaderboard(strategies_df, n_boot=1000)
+    assert len(board) == 12 and len(strategies) == 4  # 6 models × 2 datasets; 4 strategies
     for name, expected in (
         ("leaderboard", tables.leaderboard_display(board)),
+        ("strategies", tables.leaderboard_display(strategies)),
         ("table1", tables.table1_display(tables.table1(df))),
         ("class_counts", tables.class_counts_table(df)),
     ):

@@ -148,3 +148,42 @@ def test_plugs_into_another_parser(tmp_path):
     out = tmp_path / "p.jsonl"
     args = parser.parse_args(["gsm", "generate", "--problems", "1", "-o", str(out)])
     assert args.func(args) == 0 and out.is_file()
+
+
+def test_quiet_silences_every_gsm_summary(tmp_path):
+    """-q prints errors only: generate --paired, solve --text and score-proofs (with
+    --export) wrote their summaries whatever -q said."""
+    import subprocess
+    import sys
+
+    problems, answers = tmp_path / "p.jsonl", tmp_path / "a.jsonl"
+    proofs, scored = tmp_path / "proofs.jsonl", tmp_path / "s.jsonl"
+    proofs.write_text(
+        json.dumps(
+            {
+                "id": 1,
+                "text": "Ann has 3 kites. Bo has 2 kites more than Ann. "
+                "How many kites does Bo have?",
+                "proof": "Ann has 3 kites. Bo has 2 kites more than Ann. So Bo has 5 kites.",
+            }
+        )
+        + "\n",
+        "utf-8",
+    )
+    commands = [
+        ["generate", "--problems", "1", "--seed", "4", "--paired", "-o", str(problems)],
+        ["solve", "--text", str(problems), "-o", str(answers)],
+        ["score-proofs", str(proofs), "-o", str(scored), "--export", str(tmp_path / "x")],
+    ]
+    for argv in commands:
+        loud = subprocess.run(
+            [sys.executable, "-m", "dagmath_viz", "gsm", *argv], capture_output=True, text=True
+        )
+        assert loud.returncode == 0 and "wrote" in loud.stderr, (argv, loud.stderr)
+        quiet = subprocess.run(
+            [sys.executable, "-m", "dagmath_viz", "gsm", *argv, "-q"],
+            capture_output=True,
+            text=True,
+        )
+        assert (quiet.returncode, quiet.stderr) == (0, ""), (argv, quiet.stderr)
+    assert json.loads(scored.read_text("utf-8"))["exact_match"] is True

@@ -150,3 +150,44 @@ def test_model_proofs_beside_the_strategies():
     assert m["n"] == 2 and m["accuracy"] == 0.5
     assert m["efficiency"] == pytest.approx(0.8) and m["recall"] == pytest.approx(0.5)
     assert t.iloc[0]["exact_match"] == 1.0 and m["exact_match"] == 0.0
+
+
+def test_overlap_bars_note_counts_problems_and_says_whether_they_are_paired(tmp_path):
+    """The by-overlap chart's caption. The bundled set has two problems per structure ×
+    overlap cell, drawn separately (sample_data/README.md: 'two problems per cell'); a
+    ``gsm generate --paired`` file has each problem in all four overlaps, renamed only."""
+    import json
+    from pathlib import Path
+
+    from dagmath_viz.cli.gsm import main
+    from dagmath_viz.logic import overlap_bars_note, read_jsonl
+
+    bundled = read_jsonl(Path(__file__).parents[2] / "sample_data" / "gsm" / "proofs.jsonl")
+    note = overlap_bars_note(bundled, "tree")
+    assert note.startswith("Each bar is the mean over 2 problems, and each overlap has")
+    assert "says little" in note
+    problems, proofs = tmp_path / "p.jsonl", tmp_path / "s.jsonl"
+    gen = ["generate", "--problems", "3", "--seed", "4", "--irrelevant", "axiom", "--paired"]
+    assert main([*gen, "-o", str(problems), "-q"]) == 0
+    assert len(problems.read_text().splitlines()) == 12  # 3 problems × 4 overlaps
+    assert main(["solve", "--strategy", "all", str(problems), "-o", str(proofs), "-q"]) == 0
+    records = [json.loads(line) for line in proofs.read_text().splitlines()]
+    paired = overlap_bars_note(records, "axiom")
+    assert paired.startswith("Each bar is the mean over 3 problems, the same problems")
+    assert overlap_bars_note(records, "trees") == "No problem with this structure."
+    # 12 problems a bar: no warning about few problems
+    many = [{**r, "problem_id": f"{r['problem_id']}-{k}"} for k in range(4) for r in records]
+    assert "says little" not in overlap_bars_note(many, "axiom")
+
+
+def test_efficiency_figure_writes_n_on_every_bar():
+    from pathlib import Path
+
+    from dagmath_viz.draw.figures import efficiency_figure
+    from dagmath_viz.logic import read_jsonl
+
+    proofs = read_jsonl(Path(__file__).parents[2] / "sample_data" / "gsm" / "proofs.jsonl")
+    fig = efficiency_figure(efficiency_table(proofs), "tree")
+    assert "problems per bar" in fig.layout.title.text
+    for trace in fig.data:  # one trace per overlap, a bar per strategy, 2 problems each
+        assert list(trace.text) == [2, 2, 2, 2] and trace.texttemplate == "n=%{text}"
