@@ -135,7 +135,7 @@ def test_an_edge_that_cannot_be_routed_is_dashed_and_named(monkeypatch):
     page = render_vis_html(AROUND)
     dashed = [s for s in _dataset(page, "edges") if s["dashes"]]
     assert [(s["from"], s["to"]) for s in dashed] == [(0, 4)]
-    assert "1 edges could not be routed clear of other boxes (drawn dashed): S1→S5" in page
+    assert "1 edge could not be routed clear of other boxes (drawn dashed): S1→S5" in page
 
 
 def test_a_long_chain_says_the_reading_order_reads_better():
