@@ -212,26 +212,40 @@ _TEX_SYMBOLS = {
 _SUPERSCRIPT = str.maketrans("0123456789+-n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿ")
 _BRACED = r"\{([^{}]*)\}"
 _TEX_RULES = (
+    # x^2, x^{12} as superscripts; any other exponent in brackets (2^{4027} read 2⁴⁰²7)
+    (
+        re.compile(r"\^(?:\{([0-9+\-n]{1,3})\}|([0-9n]))"),
+        lambda m: (m[1] or m[2]).translate(_SUPERSCRIPT),
+    ),
+    (re.compile(r"\^\{([^{}]*)\}"), lambda m: f"^({m[1]})"),
     (re.compile(r"\\[dt]?frac" + _BRACED + _BRACED), lambda m: f"{m[1]}/{m[2]}"),
     (re.compile(r"\\sqrt" + _BRACED), lambda m: f"√({m[1]})"),
     (
         re.compile(r"\\(?:boxed|text|textbf|mathrm|mathbf|operatorname|mbox)" + _BRACED),
         lambda m: m[1],
     ),
-    (re.compile(r"\^\{?([0-9+\-n]{1,3})\}?"), lambda m: m[1].translate(_SUPERSCRIPT)),
     (re.compile(r"\\([A-Za-z]+)"), lambda m: _TEX_SYMBOLS.get(m[1], m[1])),
 )
+#: How many of :data:`_TEX_RULES` (from the first) go round, innermost group first.
+_NESTED_RULES = 5
 _TEX_DROP = re.compile(r"\\(?:left|right|big+|Big+|displaystyle)\b|\\[,;!: ]")
 
 
+#: Escaped braces (``\{0,1\}``, a set) kept as braces: held as private-use characters while
+#: the grouping braces are dropped, then put back.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+
+
 def _tex_plain(body: str) -> str:
+    body = body.replace("\\\\", " ")  # \\, a line break in an aligned block
+    body = body.replace("\\{", _OPEN).replace("\\}", _CLOSE)
     body = _TEX_DROP.sub("", body)
-    for _ in range(3):  # nested \frac{\sqrt{x}}{2}: inner first, a few levels
-        for pattern, repl in _TEX_RULES[:3]:
+    for _ in range(3):  # nested \frac{\sqrt{x}}{2^{10}}: inner first, a few levels
+        for pattern, repl in _TEX_RULES[:_NESTED_RULES]:
             body = pattern.sub(repl, body)
-    for pattern, repl in _TEX_RULES[3:]:
+    for pattern, repl in _TEX_RULES[_NESTED_RULES:]:
         body = pattern.sub(repl, body)
-    return body.replace("{", "").replace("}", "")
+    return body.replace("{", "").replace("}", "").replace(_OPEN, "{").replace(_CLOSE, "}")
 
 
 def math_plain(text: str, max_chars: int = 600) -> str:
@@ -242,9 +256,41 @@ def math_plain(text: str, max_chars: int = 600) -> str:
 
     >>> math_plain(r"so \\(\\frac{1}{2} \\le x^2\\), costs $5")
     'so 1/2 ≤ x², costs $5'
+    >>> math_plain(r"the set $\\{0,1\\}^{3}$ and \\(\\left\\{ x \\right\\}\\)")
+    'the set {0,1}³ and { x }'
+    >>> math_plain(r"we have: \\[ 2^{4027} \\times 2013!"), math_plain(r"2^{n} \\] so \\[ x \\le")
+    ('we have: 2^(4027) × 2013!', '2ⁿ so x ≤')
     """
-    pieces = [p if k == 0 else _tex_plain(p) for k, p in math_segments(text)]
+    pieces = [_dangling(p) if k == 0 else _tex_plain(p) for k, p in math_segments(text)]
     return plain("".join(pieces), max_chars)
+
+
+#: TeX commands that mark a piece with no delimiter as the middle of a formula.
+_TEX_COMMAND = re.compile(
+    r"\\(?:[dt]?frac|sqrt|times|cdot|div|pm|le|leq|ge|geq|neq|binom)"
+    r"(?![A-Za-z])"
+)
+_OPENER = re.compile(r"\\[\[(]")
+_CLOSER = re.compile(r"\\[\])]")
+
+
+def _dangling(piece: str) -> str:
+    """A plain piece holding part of a formula read as text too: Thought Anchors' chunks
+    are sentences, cut inside ``\\[ ... \\]`` as often as not, so a chunk may begin
+    before a closer with no opener (the formula began in an earlier chunk) or end after an
+    opener with no closer (it runs on into the next). Only what the lone delimiter marks as
+    TeX is rewritten; a whole formula left as typed (:func:`_formula`) stays as it is."""
+    head = ""
+    opened, closed = _OPENER.search(piece), _CLOSER.search(piece)
+    if not opened and not closed and "$" not in piece and _TEX_COMMAND.search(piece):
+        return _tex_plain(piece)  # a chunk wholly inside a formula: "= 2014 \\times 2013!"
+    if closed and not (opened and opened.start() < closed.start()):
+        head, piece = _tex_plain(piece[: closed.start()]), piece[closed.end() :]
+    opens, closes = list(_OPENER.finditer(piece)), list(_CLOSER.finditer(piece))
+    if opens and not (closes and closes[-1].start() > opens[-1].start()):
+        last = opens[-1]
+        piece = piece[: last.start()] + _tex_plain(piece[last.end() :])
+    return head + piece
 
 
 def plain(text: str, max_chars: int = 600) -> str:

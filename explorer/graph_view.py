@@ -105,7 +105,11 @@ def view_options(traj: Trajectory, key: str) -> dict[str, Any]:
                     "our layout puts them and edges through way-points.")  # fmt: skip
     out: dict[str, Any] = {"engine": ENGINES[name]}
     if offer.numeric:
-        bar = st.selectbox("Bar in each box", [_NO_BAR, *offer.numeric], key=f"{key}_bar",
+        # importance is what people open Thought Anchors for: shown until another is picked
+        bars = [_NO_BAR, *offer.numeric]
+        if f"{key}_bar" not in st.session_state:
+            st.session_state[f"{key}_bar"] = offer.default_bar or _NO_BAR
+        bar = st.selectbox("Bar in each box", bars, key=f"{key}_bar",
                            help="A bar along each box's bottom: the step's |value| as a "
                            "share of the largest; purple when negative.")  # fmt: skip
         out["bar_field"] = None if bar == _NO_BAR else bar

@@ -13,7 +13,7 @@ from dagmath_viz.analysis import metrics, paired, tables
 from dagmath_viz.analysis.align import align_texts
 from dagmath_viz.draw import figures
 from dagmath_viz.draw.aligned import GRAPH_SCALE, render_aligned_html, shared_layout
-from dagmath_viz.text import escape_markdown, natural_key
+from dagmath_viz.text import counted, escape_markdown, natural_key
 from explorer import common, share
 from explorer.graph_view import trajectory_view
 
@@ -222,7 +222,7 @@ def _side(i: int, model: str):
     st.caption(
         f"{rec['class']} · answer {answer} · closeness "
         f"{tables.format_percent(rec['closeness_rate'])}"
-        f" · {len(rec['dead_ends'])} dead ends · {rec['n_nodes']} steps"
+        f" · {counted(len(rec['dead_ends']), 'dead end')} · {rec['n_nodes']} steps"
     )
     traj, unreadable = common.trajectory_of(corpus, row)
     if traj is None:

@@ -184,6 +184,16 @@ strategies = [p["strategy"] for p in proofs if str(p["problem_id"]) == pid]
 with pick[1]:
     strategy = common.select("Strategy", strategies, "eff_strategy", "strategy")
 problem = by_id[pid]
+proof = None
+if strategy is not None:
+    proof = next(p for p in proofs if str(p["problem_id"]) == pid and p["strategy"] == strategy)
+    # the figures on a row of their own: in the proof's column, three to a row, "100.0%"
+    # and "correct" were cut to "100…" and "corr…" at 1280 px
+    cells = st.columns(4)
+    cells[0].metric("Answer", "correct" if proof.get("correct") else "wrong")
+    cells[1].metric("Efficiency", tables.format_percent(proof.get("efficiency")))
+    cells[2].metric("Non-axiom", tables.format_percent(proof.get("efficiency_non_axiom")))
+    cells[3].metric("Theorems", str(proof.get("n_theorems")))
 left, right = st.columns([3, 2])
 with left:
     st.markdown("**Problem**")
@@ -192,19 +202,13 @@ with left:
     st.text(
         f"Answer: {problem.get('answer')} · shortest proof: {problem.get('shortest_size')} theorems"
     )
-if strategy is None:
+if proof is None:
     st.info("No proof of this problem in the records.")
     st.stop()
-proof = next(p for p in proofs if str(p["problem_id"]) == pid and p["strategy"] == strategy)
 with right:
-    cells = st.columns(3)
-    cells[0].metric("Answer", "correct" if proof.get("correct") else "wrong")
-    cells[1].metric("Efficiency", tables.format_percent(proof.get("efficiency")))
-    cells[2].metric("Non-axiom", tables.format_percent(proof.get("efficiency_non_axiom")))
     st.caption(
-        f"{proof.get('n_theorems')} theorems; search-order distance to DFS "
-        f"{proof.get('distance_dfs', float('nan')):.2f}, to BFS "
-        f"{proof.get('distance_bfs', float('nan')):.2f}"
+        f"Search-order distance to DFS {proof.get('distance_dfs', float('nan')):.2f}, "
+        f"to BFS {proof.get('distance_bfs', float('nan')):.2f}"
     )
     with st.expander("The proof as written"):
         st.markdown(math_markdown(str(proof.get("proof_text", ""))))

@@ -48,9 +48,17 @@ board = common.derived(
 st.subheader("Leaderboard")
 if board["small_sample"].any():
     few = board.loc[board["small_sample"], ["model", "dataset"]].astype(str)
+    n_few, n_rows = len(few), len(board)
+    if n_rows == 1:
+        lead = "The only row rests"
+    elif n_few == 1:
+        lead = f"1 of {n_rows} rows rests"
+    else:
+        lead = f"{n_few} of {n_rows} rows rest"
     st.warning(
-        f"{len(few)} of {len(board)} rows rest on fewer than {metrics.SMALL_SAMPLE} problems: "
-        "their intervals are wide and less reliable. Compare such rows with care.",
+        f"{lead} on fewer than {metrics.SMALL_SAMPLE} problems: "
+        f"{'its intervals are' if n_few == 1 else 'their intervals are'} wide and less "
+        "reliable. Compare such rows with care.",
         icon=":material/warning:",
     )
 st.caption("Click a row to list its trajectories.")

@@ -276,6 +276,11 @@ def test_figure_3_is_the_five_graph_statistics_by_difficulty():
     density = [t for t in fig.data if t.name == "b" and 25.0 in list(t.y)]
     assert len(density) == 1 and list(density[0].x) == [1]
     assert '<span style=\\"background' not in fig.to_json()
+    # every panel has its own x ticks (density, top right, has no panel below it), and the
+    # legend sits under the panels
+    xaxes = [fig.layout[k] for k in fig.layout if k.startswith("xaxis")]
+    assert len(xaxes) >= 5 and all(ax.showticklabels for ax in xaxes)  # 6 slots, 5 used
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
 
 
 def test_the_rates_chart_does_not_claim_to_be_figure_3():

@@ -124,6 +124,8 @@ def test_the_density_figure_escapes_names_and_draws_the_sparse_line():
     xs = [x for t in fig.data if "&lt;b&gt;" in t.name for x in t.x]
     ys = [y for t in fig.data if "&lt;b&gt;" in t.name for y in t.y]
     assert (xs, ys) == ([0.0], [9])
+    # the legend sits below the plot (horizontal), so the markers keep the column's width
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
 
 
 def test_dead_end_rows_sort_problem_ids_by_number():

@@ -161,6 +161,44 @@ def test_math_plain_reads_as_text_not_tex():
     assert math_plain(r"$\sqrt{3} \cdot \pi$ and \[\boxed{7}\]") == "√(3) · π and 7"
     # not math: left as typed, and markup stays text (the caller shows it with textContent)
     assert math_plain("costs $5 <b>") == "costs $5 <b>"
+    # escaped braces are a set's braces; a long exponent is not three superscripts and a 7
+    assert math_plain(r"Let $B$ be \(\{0,1\}^{3}\)") == "Let B be {0,1}³"
+    assert math_plain(r"\(2^{4027} + x^{2k} + \frac{1}{2^{10}}\)") == "2^(4027) + x^(2k) + 1/2¹⁰"
+    # a sentence cut inside a display formula, as Thought Anchors' chunks often are
+    assert math_plain("we have:\n\\[\n(2k - 1)!! = 2^k") == "we have: (2k - 1)!! = 2^k"
+    assert math_plain("= 2^{2013} \\times 2013!\n\\]\nSo \\(x \\le 1\\)") == (
+        "= 2^(2013) × 2013! So x ≤ 1"
+    )
+    assert math_plain("= 4028 \\times 4027 \\times 4026!") == "= 4028 × 4027 × 4026!"
+
+
+def test_no_tex_command_left_in_the_shared_chains_labels_and_hover_text():
+    """Graph labels and tooltips cannot typeset: on every shared chain (Thought Anchors'
+    R1 chunks, the few-shot solutions) none shows a TeX command as typed."""
+    import re
+
+    from dagmath_viz.draw.render import graph_data
+    from dagmath_viz.formats.discovery import load_paths
+
+    try:
+        from tests import thought_anchors
+        from tests.test_layout import _require_shared
+    except ImportError:  # pragma: no cover
+        import thought_anchors
+        from test_layout import _require_shared
+
+    _require_shared(thought_anchors.ROOT)
+    trajs = load_paths([thought_anchors.ROOT.parent]).trajectories
+    assert len(trajs) >= 28
+    tex = re.compile(r"\\(?:[A-Za-z]+|[{}\[\]()])")
+    # the source writes TeX in many chunks (at least one per chain with a formula)
+    assert sum(bool(tex.search(s.text)) for t in trajs for s in t.steps) > 100
+    for traj in trajs:
+        for node in graph_data(traj)["nodes"]:
+            if node["position"] < 0:
+                continue
+            assert not tex.search(node["snippet"]), (traj.source, node["snippet"])
+            assert not tex.search(node["title"]), (traj.source, node["title"])
 
 
 def test_an_unclosed_delimiter_flood_is_bounded():

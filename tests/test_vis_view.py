@@ -135,7 +135,7 @@ def test_an_edge_that_cannot_be_routed_is_dashed_and_named(monkeypatch):
     page = render_vis_html(AROUND)
     dashed = [s for s in _dataset(page, "edges") if s["dashes"]]
     assert [(s["from"], s["to"]) for s in dashed] == [(0, 4)]
-    assert "1 edges could not be routed clear of other boxes (drawn dashed): S1→S5" in page
+    assert "1 edge could not be routed clear of other boxes (drawn dashed): S1→S5" in page
 
 
 def test_a_long_chain_says_the_reading_order_reads_better():
@@ -244,3 +244,59 @@ def test_nothing_is_selected_unless_asked_even_with_a_placeholder():
     assert view["selected"] is None
     assert _view_data(render_vis_html(faulty, selected_step="3"))["view"]["selected"] == 2
     assert _view_data(render_vis_html(faulty, selected_step="42"))["view"]["selected"] is None
+
+
+def _segment_meets_box(p, q, box) -> bool:
+    """Whether segment p-q enters the open rectangle ``box`` (x0, y0, x1, y1): Liang-Barsky
+    clipping, written here apart from draw/layout.py's own check."""
+    (x0, y0, x1, y1), t0, t1 = box, 0.0, 1.0
+    dx, dy = q[0] - p[0], q[1] - p[1]
+    for step, room in ((-dx, p[0] - x0), (dx, x1 - p[0]), (-dy, p[1] - y0), (dy, y1 - p[1])):
+        if step == 0:
+            if room <= 0:
+                return False
+            continue
+        t = room / step
+        if step < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 >= t1:
+            return False
+    return True
+
+
+def test_the_segments_handed_to_vis_network_pass_behind_no_other_box():
+    """Read back from the page itself (the nodes' and segments' DataSets vis-network is
+    given): on every shared chain of up to 150 steps, no segment of an edge enters the box
+    of a step it does not join, and every drawn dead end is orange."""
+    for traj in _shared_chains(vis_view.VIS_LONG):
+        page = render_vis_html(traj)
+        nodes = {n["id"]: n for n in _dataset(page, "nodes")}
+        boxes = {
+            i: (n["x"] - n["widthConstraint"]["minimum"] / 2,
+                n["y"] - n["heightConstraint"]["minimum"] / 2,
+                n["x"] + n["widthConstraint"]["minimum"] / 2,
+                n["y"] + n["heightConstraint"]["minimum"] / 2)
+            for i, n in nodes.items() if isinstance(i, int)
+        }  # fmt: skip
+        segments = _dataset(page, "edges")
+        ends: dict[int, set] = {}
+        for s in segments:  # an edge's two steps: the step ends of its segments
+            ends.setdefault(s["edge"], set()).update(
+                e for e in (s["from"], s["to"]) if isinstance(e, int)
+            )
+        assert all(len(v) == 2 for v in ends.values()), traj.source
+        # every depends_on entry is one edge here
+        assert len(ends) == sum(len(s.parents) for s in traj.steps), traj.source
+        for s in segments:
+            p = (nodes[s["from"]]["x"], nodes[s["from"]]["y"])
+            q = (nodes[s["to"]]["x"], nodes[s["to"]]["y"])
+            for i, box in boxes.items():
+                if i not in ends[s["edge"]]:
+                    assert not _segment_meets_box(p, q, box), (traj.source, s["title"], i)
+        cited = {p for s in traj.steps for p in s.parents}
+        uncited = {i for i, s in enumerate(traj.steps[:-1]) if s.step_id not in cited}
+        orange = {i for i, n in nodes.items() if isinstance(i, int)
+                  and n["color"]["background"] == "#f28e2b"}  # fmt: skip
+        assert orange == uncited, traj.source

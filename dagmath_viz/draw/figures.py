@@ -390,6 +390,19 @@ def label_density_figure(table: pd.DataFrame, colours: dict[str, str] | None = N
     )
     fig.add_vline(x=MIN_EDGES_PER_STEP, line_dash="dash", line_color="#e15759")
     fig.update_layout(**_LAYOUT)
+    # the legend (model, dense or sparse: long names) below the plot, not beside it: in a
+    # half-width column a legend at the side left the markers a strip 60 px wide
+    fig.update_layout(
+        legend={
+            "title": {"text": ""},
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -0.22,
+            "xanchor": "left",
+            "x": 0,
+        },  # fmt: skip
+        margin={"l": 60, "r": 20, "t": 60, "b": 90},
+    )
     # from 0, so a sparse chain's distance from the line is seen as it is
     top = max(float(table["edges_per_step"].max()) if len(table) else 0.0, 1.0)
     fig.update_xaxes(range=[0, top * 1.08])

@@ -177,6 +177,26 @@ class StepEncodings:
     tags: bool
     summary: bool
 
+    @property
+    def default_bar(self) -> str | None:
+        """The field drawn as a bar until the user picks another: the source's
+        counterfactual importance (Thought Anchors' headline measure) when the steps have
+        it, else the first field named ``*importance*``, else none.
+
+        Example:
+            >>> StepEncodings(("accuracy", "resampling_importance_kl"), False, False).default_bar
+            'resampling_importance_kl'
+            >>> StepEncodings(("accuracy",), False, False).default_bar is None
+            True
+        """
+        if PREFERRED_BAR in self.numeric:
+            return PREFERRED_BAR
+        return next((name for name in self.numeric if "importance" in name.lower()), None)
+
+
+#: The bar shown by default where the steps have it (:attr:`StepEncodings.default_bar`).
+PREFERRED_BAR = "counterfactual_importance_accuracy"
+
 
 def step_encodings(traj: Trajectory) -> StepEncodings:
     """The numeric fields present on some step (in the source's order), and whether any step

@@ -43,6 +43,7 @@ from dagmath_viz.draw.render import (
     script_json,
 )
 from dagmath_viz.schema import Trajectory
+from dagmath_viz.text import counted
 
 __all__ = ["VIS_LONG", "VisGeometry", "render_vis_html", "vis_geometry"]
 
@@ -238,7 +239,7 @@ def _notes(data: dict[str, Any]) -> list[str]:
             for e in data["untruthful"][:8]
         )
         notes.append(
-            f"{len(data['untruthful'])} edges could not be routed clear of other boxes "
+            f"{counted(len(data['untruthful']), 'edge')} could not be routed clear of other boxes "
             f"(drawn dashed): {names}. The reading-order view draws them truthfully."
         )
     if data["n_steps"] > VIS_LONG:

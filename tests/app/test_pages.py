@@ -226,7 +226,7 @@ def test_compare_with_one_model_puts_two_of_its_samples_side_by_side(monkeypatch
     assert any(c.startswith("perfect · answer correct · closeness 100.0% · 0 dead ends · 9 steps")
                for c in shown)  # fmt: skip
     # the wrong walk v1 v2 v3 v6 v7 v9 v11: v2 is its one dead end, closeness 6/7
-    assert any(c.startswith("incorrect · answer wrong · closeness 85.7% · 1 dead ends · 7 steps")
+    assert any(c.startswith("incorrect · answer wrong · closeness 85.7% · 1 dead end · 7 steps")
                for c in shown)  # fmt: skip
     # the aligned steps, then the two graphs
     frames = [f.proto.srcdoc for f in at.get("iframe")]
@@ -350,6 +350,11 @@ def test_trajectory_view_control_offers_the_step_fields_and_the_pyvis_drawing(mo
     first = json.loads(thought_anchors.files()[0].read_text(encoding="utf-8"))[0]
     numeric = [k for k, v in first.items() if isinstance(v, float)]
     assert set(numeric) <= set(bar.options) and "summary" not in bar.options
+    # importance is shown on arrival: the source's counterfactual importance (a chunk key)
+    assert "counterfactual_importance_accuracy" in first
+    assert bar.value == "counterfactual_importance_accuracy"
+    html = at.get("iframe")[0].proto.srcdoc
+    assert '"bar": {"field": "counterfactual_importance_accuracy"' in html
     assert at.selectbox(key="traj_view_colour").options == ["kind only", "tag"]
     bar.set_value("forced_importance_kl").run()
     at.selectbox(key="traj_view_colour").set_value("tag").run()

@@ -69,6 +69,9 @@ def test_own_data_is_not_labelled_and_few_problems_warn(tiny_run):
     at = _page(tiny_run, "pages/overview.py")
     assert not any(BUNDLED_NOTICE in i.value for i in at.info)
     assert any("fewer than 20 problems" in w.value for w in at.warning)
+    # one model on one dataset: one row, said so (not "1 of 1 rows rest ... their")
+    assert any(w.value.startswith("The only row rests on fewer than 20 problems: its interval")
+               for w in at.warning)  # fmt: skip
 
 
 def test_overview_shows_pass_at_1_and_r_hat_per_model(bundled):

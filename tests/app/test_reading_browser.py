@@ -1,4 +1,4 @@
-"""Reading real chains comfortably (issue 34 items 2, 5, 6, 7), in headless Chromium.
+"""Reading real chains comfortably (issue 34 items 2, 3, 5, 6, 7), in headless Chromium.
 
 The app serves ``../shared/data/thought-anchors`` (skipped when absent, failing when
 ``DAGMATH_REQUIRE_SHARED=1``). Screenshots of the Trajectory page at 1280x800 and 1920x1080
@@ -100,6 +100,19 @@ def test_the_longest_chain_fits_the_window_on_arrival(chromium_browser, page_eve
         assert len(m["boxes"]) >= 10
         assert all(m["pane"]["left"] <= b["left"] and b["right"] <= m["pane"]["right"]
                    for b in m["boxes"])  # fmt: skip
+        # importance shown on arrival: the source's counterfactual importance as a bar in
+        # each box (length |value| / the chain's largest |value|) and as a number in the list
+        field = "counterfactual_importance_accuracy"
+        values = [c[field] for c in chunks]
+        top = max(range(len(values)), key=lambda i: abs(values[i]))
+        legend = frame.locator("body").inner_text()
+        assert f"Bar: {field}" in legend
+        bars = frame.locator("#dm-graph .dm-node .dm-fieldbar")
+        assert bars.count() == sum(1 for v in values if v != 0)  # no bar where it is 0
+        badge = frame.locator(f'.dm-step[data-id="{top}"] .dm-badge', has_text=field)
+        badge = badge.inner_text()
+        shown = float(badge.removeprefix(field))
+        assert shown == pytest.approx(values[top], rel=5e-3), badge
         save_screenshot(page, f"reading_{width}x{height}", full_page=False)
         page_events.console_errors = [e for e in page_events.console_errors if "404" not in e]
         page_events.assert_clean()
@@ -164,15 +177,34 @@ def test_a_search_hit_opens_at_the_matching_step_and_back_restores_the_filters(
     chromium_browser, page_events, ta_url, longest
 ):
     problem, chunks = longest
-    # a word that occurs in this chain only: its first chunk, read from the files
+    # "interpolation" occurs in two chains only, both of problem 4164 (read from the files):
+    # the correct solution (the longest chain, class imperfect) and the incorrect one
     word = "interpolation"
-    first = next(i for i, c in enumerate(chunks) if word in c["chunk"].lower())
+    having = [f for f in thought_anchors.files() if word in f.read_text(encoding="utf-8").lower()]
+    assert sorted(f.parent.parent.name for f in having) == [
+        "correct_base_solution", "incorrect_base_solution"]  # fmt: skip
+    assert {f.parent.name for f in having} == {f"problem_{problem}"}
+    hits = [i for i, c in enumerate(chunks) if word in c["chunk"].lower()]
+    assert len(hits) > 1
     context, page = _page(chromium_browser, page_events, 1400, 1000)
     try:
-        page.goto(f"{ta_url}/trajectories?q={word}&sort=problem&desc=0")
+        # the user types the search and picks a class, as on the page
+        page.goto(f"{ta_url}/trajectories")
         wait_for_app(page)
         search = page.get_by_role("textbox", name="Search")
-        assert search.input_value() == word  # the address filled the box
+        search.fill(word)
+        search.press("Enter")
+        wait_for_app(page)
+        page.locator("[data-testid=stMultiSelect]").filter(has_text="Class").click()
+        page.get_by_role("option", name="imperfect").click()
+        page.keyboard.press("Escape")
+        wait_for_app(page)
+        page.wait_for_function(
+            "() => new URL(location.href).searchParams.get('cls') === 'imperfect'"
+        )
+        assert _params(page.url)["q"] == word  # both in the address
+        body = page.locator("body").inner_text()
+        assert "1 of 20 trajectories" in body  # the correct 4164 alone
         grid = page.locator("[data-testid=stDataFrame]").last
         grid.scroll_into_view_if_needed()
         box = grid.bounding_box()
@@ -182,19 +214,22 @@ def test_a_search_hit_opens_at_the_matching_step_and_back_restores_the_filters(
         wait_for_app(page)
         frame = dag_frame(page)
         params = _params(page.url)
-        assert params["find"] == word
-        if params["problem"] == problem:  # the row opened is the longest chain
-            assert frame.locator("#dm-root").get_attribute("data-selected") == str(first)
-        hits = frame.evaluate("() => window.dagmath.data.view.find_hits")
-        assert hits and frame.locator("#dm-root").get_attribute("data-selected") == str(hits[0])
-        if len(hits) > 1:
-            frame.locator('[data-act="find-next"]').click()
-            assert frame.locator("#dm-root").get_attribute("data-selected") == str(hits[1])
+        assert (params["problem"], params["sample"], params["find"]) == (problem, "0", word)
+        # opened at the first chunk holding the word, marked; find-next goes to the second
+        assert frame.locator("#dm-root").get_attribute("data-selected") == str(hits[0])
+        assert "dm-hit" in frame.locator(f'.dm-step[data-id="{hits[0]}"]').get_attribute("class")
+        save_screenshot(page, "reading_search_hit", full_page=False)
+        frame.locator('[data-act="find-next"]').click()
+        assert frame.locator("#dm-root").get_attribute("data-selected") == str(hits[1])
         page.go_back()
         page.wait_for_function("() => location.pathname.endsWith('/trajectories')")
         wait_for_app(page)
+        # the search, the class filter and the rows they leave are all back
         assert page.get_by_role("textbox", name="Search").input_value() == word
-        assert _params(page.url).get("q") == word
+        classes = page.locator("[data-testid=stMultiSelect]").filter(has_text="Class")
+        assert "imperfect" in classes.inner_text()
+        assert (_params(page.url).get("q"), _params(page.url).get("cls")) == (word, "imperfect")
+        assert "1 of 20 trajectories" in page.locator("body").inner_text()
     finally:
         context.close()
 

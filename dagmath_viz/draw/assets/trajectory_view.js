@@ -429,10 +429,17 @@
     sep();
     findLabel = el("span", {class: "dm-find"}, "“" + view.find + "”: " +
       (hits.length ? hits.length + " steps" : "in no step (only the problem, or the thinking)"));
-    bar.appendChild(findLabel);
+    // the count and its ◀ ▶ stay on one line when the toolbar wraps
+    const findGroup = el("span", {class: "dm-findgroup"});
+    findGroup.appendChild(findLabel);
+    bar.appendChild(findGroup);
     if (hits.length) {
-      button("◀", "Previous matching step", () => findNext(-1)).dataset.act = "find-prev";
-      button("▶", "Next matching step", () => findNext(1)).dataset.act = "find-next";
+      for (const [label, title, step, act] of [["◀", "Previous matching step", -1, "find-prev"],
+                                               ["▶", "Next matching step", 1, "find-next"]]) {
+        const b = button(label, title, () => findNext(step));
+        b.dataset.act = act;
+        findGroup.appendChild(b);
+      }
     }
   }
   const dead = el("div", {id: "dm-dead"});
