@@ -188,6 +188,7 @@ def comparison_html(
                 scale=GRAPH_SCALE,
                 show_steps=False,
                 layout=layout,
+                katex=False,
             ),
             quote=True,
         )
@@ -304,6 +305,7 @@ def _trajectory_section(
         final_correct=_bool_or_none(rec.get("final_correct")),
         height_px=VIEW_HEIGHT,
         selected_step=selected_step,
+        katex=False,  # the page's one KaTeX typesets every view's steps (export_page.js)
     )
     parts.append(
         f'<iframe class="dm-view" title="step graph and steps" height="{VIEW_HEIGHT + 4}" '
@@ -512,12 +514,11 @@ def _page(title: str, body: str, *, charts: bool) -> str:
         "<style>" + _asset("export_page.css") + "</style>",
     ]
     if katex is not None:
-        head.append('<style id="dm-katex-css">' + katex.css + "</style>")
         head.append("<script>" + katex.script + "</script>")
     if charts:
         head.append("<script>" + plotly_bundle() + "</script>")
     note = (
-        f"Math typeset offline by KaTeX {katex.version}."
+        f"Math typeset offline by KaTeX {katex.version} (as MathML)."
         if katex is not None
         else "Math is shown as LaTeX source (no offline typesetter was found)."
     )
