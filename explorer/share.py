@@ -66,16 +66,55 @@ def _read(path: str, mtime_ns: int, size: int) -> lb.LabelFile:
 
 
 def trajectory_tools(traj: Trajectory, rec: Any) -> None:
-    """The download button and the label panel below a trajectory's view."""
-    st.download_button(
+    """The download buttons (the page as one HTML file; the graph as SVG and PNG, as
+    ``dagmath export-html --format svg|png`` writes them) and the label panel below a
+    trajectory's view."""
+    from dagmath_viz.draw.pictures import find_chromium
+
+    stem = f"trajectory-{_slug(rec['problem_id'])}-{int(rec['sample_id'])}"
+    cols = st.columns([2.3, 1.1, 1.1, 3], vertical_alignment="center")
+    cols[0].download_button(
         "Download as HTML (one offline file)",
         functools.partial(_trajectory_page, traj, dict(rec)),
-        file_name=f"trajectory-{_slug(rec['problem_id'])}-{int(rec['sample_id'])}.html",
+        file_name=f"{stem}.html",
         mime="text/html",
         key="share_html",
         on_click="ignore",
     )
+    cols[1].download_button(
+        "Graph as SVG",
+        functools.partial(_picture, traj, dict(rec), "svg"),
+        file_name=f"{stem}.svg",
+        mime="image/svg+xml",
+        key="share_svg",
+        on_click="ignore",
+        help="The graph alone, as drawn here (layers or reading order, as the view chose), "
+        "at 1 SVG unit per CSS pixel: for a paper or a slide.",
+    )
+    chromium = find_chromium()
+    cols[2].download_button(
+        "Graph as PNG",
+        functools.partial(_picture, traj, dict(rec), "png"),
+        file_name=f"{stem}.png",
+        mime="image/png",
+        key="share_png",
+        on_click="ignore",
+        disabled=chromium is None,
+        help="The SVG drawn at twice its size by a local headless Chromium."
+        if chromium
+        else "PNG needs Chromium (apt-get install chromium, or set DAGMATH_CHROMIUM); "
+        "the SVG needs nothing.",
+    )
     _label_panel(traj, rec)
+
+
+def _picture(traj: Trajectory, rec: dict, kind: str) -> bytes:
+    from dagmath_viz.draw import pictures
+
+    svg = pictures.trajectory_svg(
+        traj, dead_ends=rec.get("dead_ends"), final_correct=rec.get("final_correct")
+    )
+    return svg.encode() if kind == "svg" else pictures.svg_to_png(svg)
 
 
 def comparison_download(
