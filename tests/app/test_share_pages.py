@@ -4,12 +4,16 @@ Dead ends pages (whose CSV then carries a ``labels`` column)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 import streamlit as st
 
+from dagmath_viz.cli import main
 from dagmath_viz.store import labels as lb
+from explorer.common import csv_bytes
 from tests.app.helpers import app_on, on_page
 
 GSM_BFS = Path(__file__).resolve().parents[2] / "sample_data" / "runs" / "gsm-bfs"
@@ -83,3 +87,59 @@ def test_a_foreign_label_file_is_reported_and_left_alone(monkeypatch, tmp_path):
     errors = [e.value.replace("\\", "") for e in at.error]
     assert any("Label not saved" in e and "not a label file" in e for e in errors)
     assert path.read_bytes() == b'{"model": "m", "n_nodes": 3}\n'
+
+
+def test_a_label_made_in_the_app_reaches_the_csv_the_report_and_the_export(
+    monkeypatch, tmp_path, capsys
+):
+    # the app's default label file: the sidecar beside the data (no DAGMATH_LABELS), which
+    # report --by label and export-html read by default too
+    monkeypatch.delenv("DAGMATH_LABELS", raising=False)
+    data = tmp_path / "gsm-bfs"
+    shutil.copytree(GSM_BFS, data)
+    at = on_page(app_on(monkeypatch, data, **QUERY), "pages/trajectory.py")
+    _by_key(at.selectbox, "share_step").select("S8")
+    _by_key(at.text_input, "share_new").input("wrong step")
+    _by_key(at.button, "share_add").click()
+    at.run()
+    sidecar = data / lb.SIDECAR_NAME
+    assert [x.label for x in lb.read_labels(sidecar).labels] == ["wrong step"]
+
+    st.cache_resource.clear()  # a restart
+    st.cache_data.clear()
+    at = on_page(app_on(monkeypatch, data, **QUERY), "pages/trajectories.py")
+    _by_key(at.multiselect, "tt_labels").select("wrong step")
+    at.run()
+    rows = at.dataframe[0].value
+    csv = csv_bytes(rows).decode("utf-8")  # what "Download these rows (CSV)" writes
+    assert csv.splitlines()[0].split(",")[-1] == "labels"
+    assert [ln.split(",")[-1] for ln in csv.splitlines()[1:]] == ["wrong step"]
+
+    # dagmath report --by label: one label, on one trajectory and one step
+    assert main(["report", str(data), "--by", "label", "--format", "json", "-q"]) == 0
+    counted = json.loads(capsys.readouterr().out)
+    assert counted == [{"label": "wrong step", "labels": 1, "trajectories": 1, "steps": 1}]
+
+    # dagmath export-html of that trajectory lists it (S8) without being told the file
+    out = tmp_path / "t.html"
+    assert main(["export-html", str(data), "--problem", "10", "-o", str(out), "-q"]) == 0
+    assert "<td>S8</td><td>wrong step</td>" in out.read_text(encoding="utf-8")
+
+
+def test_a_damaged_label_file_keeps_its_labels_in_the_app(monkeypatch, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    lb.add_label(path, lb.make_label("gsm-bfs", "gsm-logic", "10", 0, "mine", step_id=5))
+    with path.open("ab") as handle:  # a bad edit by hand, and a line cut short
+        handle.write(b'\xff\xfe not a label\n{"model": "gsm-bfs", "data')
+    monkeypatch.setenv("DAGMATH_LABELS", str(path))
+    at = _trajectory(monkeypatch)
+    shown = [w.value.replace("\\", "") for w in at.warning]
+    assert any("line 3: not JSON" in w for w in shown)
+    assert any("line 4: not JSON" in w for w in shown)
+    assert any(t.value == "S5 · mine" for t in at.text)  # the good label still shown
+    _by_key(at.text_input, "share_new").input("another")
+    _by_key(at.button, "share_add").click()
+    at.run()
+    found = lb.read_labels(path)
+    assert [x.label for x in found.labels] == ["mine", "another"]  # nothing lost
+    assert len(found.issues) == 2
