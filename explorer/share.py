@@ -12,6 +12,10 @@ report costs a second or more, and a page run should not pay it on every visit.
 Where labels live: ``$DAGMATH_LABELS`` when set, else the sidecar beside the data source
 (:func:`dagmath_viz.store.labels.sidecar_path`). They are read again whenever the file
 changes, so a label made here survives a restart and shows on every page.
+``$DAGMATH_LABELS`` may name several files (``dagmath app --labels A --labels B``, joined
+with ``os.pathsep``): labels are added to the first; the others (a colleague's) are read
+only, their labels join the filters and the panel lists them beside yours with the two
+files' agreement (:func:`dagmath_viz.store.labels.agreement`).
 """
 
 from __future__ import annotations
@@ -35,20 +39,34 @@ LABELS_ENV = "DAGMATH_LABELS"
 SUGGESTED = ("verification", "wrong step", "interesting")
 
 
-def labels_path() -> Path | None:
-    """The label file of the loaded data source, or None when there is no source."""
-    named = os.environ.get(LABELS_ENV)
+def label_paths() -> list[Path]:
+    """The label files: yours first (labels are added to it), then any read-only others
+    ``$DAGMATH_LABELS`` names; empty when there is no data source and no file named."""
+    named = [p for p in os.environ.get(LABELS_ENV, "").split(os.pathsep) if p.strip()]
     if named:
-        return Path(named)
+        return [Path(p) for p in dict.fromkeys(named)]
     paths = st.session_state.get("source_paths") or ()
-    return lb.sidecar_path(paths[0]) if paths else None
+    return [lb.sidecar_path(paths[0])] if paths else []
+
+
+def labels_path() -> Path | None:
+    """The label file labels are added to, or None when there is no source."""
+    paths = label_paths()
+    return paths[0] if paths else None
 
 
 def current_labels() -> lb.LabelFile:
     """The labels standing in :func:`labels_path` (empty when it has none yet)."""
     path = labels_path()
-    if path is None:
-        return lb.LabelFile("")
+    return lb.LabelFile("") if path is None else _labels_of(path)
+
+
+def other_labels() -> list[lb.LabelFile]:
+    """The labels of the other files named (read only), in the order named."""
+    return [_labels_of(p) for p in label_paths()[1:]]
+
+
+def _labels_of(path: Path) -> lb.LabelFile:
     try:
         stat = path.stat()
     except OSError:
@@ -191,8 +209,11 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
             st.info("Labels need a data source.")
             return
         st.caption(f"Saved to {escape_markdown(plain(str(path), 300))} (one label a line).")
-        for issue in found.issues[:3]:
+        others = other_labels()
+        for issue in [i for f in (found, *others) for i in f.issues][:3]:
             st.warning(escape_markdown(plain(str(issue), 300)), icon=":material/warning:")
+        for other in others:
+            _other_file(found, other, rec)
         for step, name, note in mine:
             where = "whole trajectory" if step is None else f"S{step}"
             row = st.columns([6, 1])
@@ -203,7 +224,7 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
             )  # fmt: skip
         steps = ["whole trajectory"] + [f"S{s.step_id}" for s in traj.steps]
         ids: list[Any] = [None] + [s.step_id for s in traj.steps]
-        names = sorted({lab.label for lab in found.labels} | set(SUGGESTED))
+        names = sorted({lab.label for f in (found, *others) for lab in f.labels} | set(SUGGESTED))
         cols = st.columns([2, 2, 2, 3])
         cols[0].selectbox("Step", steps, key="share_step")
         cols[1].selectbox("Label", names, key="share_name")
@@ -212,6 +233,24 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
         st.button("Add label", key="share_add", on_click=_add, args=(path, dict(rec), steps, ids))
         if message := st.session_state.pop("share_error", None):
             st.error(escape_markdown(plain(message, 400)), icon=":material/error:")
+
+
+def _other_file(mine: lb.LabelFile, other: lb.LabelFile, rec: Any) -> None:
+    """A read-only file's labels on this trajectory, and its agreement with yours over
+    every item (step or whole trajectory) both files label, as ``dagmath labels agree``."""
+    name = plain(Path(other.path).name, 80)
+    got = lb.agreement(mine, other)
+    pct = "–" if got.percent is None else f"{100 * got.percent:.1f}%"
+    kappa = "–" if got.kappa is None else f"{got.kappa:.3f}"
+    st.markdown(
+        f"**{escape_markdown(name)}** (read only) · agreement with yours over the "
+        f"{got.both:,} items both label: same labels on {got.agreed:,} ({pct}), Cohen's "
+        f"kappa {kappa} · only yours {got.only_a:,}, only theirs {got.only_b:,}"
+    )
+    for step, label, note in other.for_trajectory(rec):
+        where = "whole trajectory" if step is None else f"S{step}"
+        shown = f"{name}: {plain(where, 40)} · {label}"
+        st.text(shown + (f" · {plain(note, 200)}" if note else ""))
 
 
 def _add(path: Path, rec: dict, steps: list[str], ids: list[Any]) -> None:
@@ -250,8 +289,10 @@ def label_filter(
     keys: tuple[str, ...] = ("model", "dataset", "problem", "sample"),
     step: str | None = None,
 ) -> pd.DataFrame:
-    """``frame`` with a ``labels`` column and, when any label exists, a filter by label."""
-    found = current_labels()
+    """``frame`` with a ``labels`` column and, when any label exists, a filter by label
+    (the labels of every file loaded, yours and the read-only others)."""
+    files = [current_labels(), *other_labels()]
+    found = lb.LabelFile("", tuple(lab for f in files for lab in f.labels))
     if not found.labels:
         return frame
     marks = lb.labels_of_rows(frame, found, keys, step)

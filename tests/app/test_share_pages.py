@@ -5,6 +5,7 @@ Dead ends pages (whose CSV then carries a ``labels`` column)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -143,3 +144,37 @@ def test_a_damaged_label_file_keeps_its_labels_in_the_app(monkeypatch, tmp_path)
     found = lb.read_labels(path)
     assert [x.label for x in found.labels] == ["mine", "another"]  # nothing lost
     assert len(found.issues) == 2
+
+
+def test_two_peoples_label_files_together_with_their_agreement(monkeypatch, tmp_path):
+    # dagmath app --labels mine --labels theirs: DAGMATH_LABELS names both, mine first
+    mine, theirs = tmp_path / "mine.jsonl", tmp_path / "theirs.jsonl"
+
+    def mark(path, step, name, problem="10"):
+        lb.add_label(path, lb.make_label("gsm-bfs", "gsm-logic", problem, 0, name, step_id=step))
+
+    # on four steps mine says x x y y, theirs x y y y (and theirs labels a fifth step, and a
+    # step of problem 11 "z"): p_o = 3/4; p_e = (2·1 + 2·3) / 16 = 1/2; kappa = 1/2
+    for step, (a, b) in zip((1, 2, 3, 4), ("xx", "xy", "yy", "yy"), strict=True):
+        mark(mine, step, a)
+        mark(theirs, step, b)
+    mark(theirs, 6, "x")
+    mark(theirs, 2, "z", problem="11")
+    monkeypatch.setenv("DAGMATH_LABELS", f"{mine}{os.pathsep}{theirs}")
+    at = _trajectory(monkeypatch)
+    said = " ".join(m.value for m in at.markdown)
+    assert "agreement with yours over the 4 items both label: same labels on 3 (75.0%)" in said
+    assert "Cohen's kappa 0.500 · only yours 0, only theirs 2" in said
+    assert "theirs.jsonl: S2 · y" in [t.value for t in at.text]
+
+    _by_key(at.text_input, "share_new").input("w")  # added to mine, never to theirs
+    _by_key(at.button, "share_add").click()
+    at.run()
+    assert [x.label for x in lb.read_labels(mine).labels][-1] == "w"
+    assert "w" not in [x.label for x in lb.read_labels(theirs).labels]
+
+    at = on_page(at, "pages/trajectories.py")  # theirs join the filter
+    _by_key(at.multiselect, "tt_labels").select("z")
+    at.run()
+    rows = at.dataframe[0].value
+    assert rows[["problem", "sample", "labels"]].values.tolist() == [["11", 0, "z"]]
