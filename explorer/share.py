@@ -93,7 +93,9 @@ def trajectory_tools(traj: Trajectory, rec: Any) -> None:
     cols = st.columns([2.3, 1.1, 1.1, 3], vertical_alignment="center")
     cols[0].download_button(
         "Download as HTML (one offline file)",
-        functools.partial(_trajectory_page, traj, dict(rec)),
+        functools.partial(
+            _trajectory_page, traj, dict(rec), common.source_roots(), current_labels()
+        ),
         file_name=f"{stem}.html",
         mime="text/html",
         key="share_html",
@@ -145,7 +147,9 @@ def comparison_download(
     shown = tuple(f"{n} · sample {int(r['sample_id'])}" for n, r in zip(names, recs, strict=True))
     st.download_button(
         "Download this comparison as HTML (one offline file)",
-        functools.partial(_comparison_page, ta, recs[0], tb, recs[1], shown, marks),
+        functools.partial(
+            _comparison_page, ta, recs[0], tb, recs[1], shown, marks, common.source_roots()
+        ),
         file_name=f"compare-{_slug(recs[0]['problem_id'])}-{_slug(recs[0]['model'])}-"
         f"{int(recs[0]['sample_id'])}-{_slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
         mime="text/html",
@@ -154,9 +158,13 @@ def comparison_download(
     )
 
 
-def _comparison_page(ta, ra: dict, tb, rb: dict, names, marks: lb.LabelFile) -> bytes:
-    from dagmath_viz.draw.html_export import ExportedTrajectory, comparison_html
+def _comparison_page(
+    ta, ra: dict, tb, rb: dict, names, marks: lb.LabelFile, roots: tuple[str, ...]
+) -> bytes:
+    from dagmath_viz.draw.html_export import ExportedTrajectory, comparison_html, shared_source
 
+    for rec in (ra, rb):  # no path of this machine above the data folder in a shared file
+        rec["source"] = shared_source(rec.get("source"), roots)
     a = ExportedTrajectory(ta, ra, marks.for_trajectory(ra))
     b = ExportedTrajectory(tb, rb, marks.for_trajectory(rb))
     return comparison_html(a, b, names=names).encode()
@@ -171,10 +179,13 @@ def report_download(corpus: Any) -> None:
     """Overview's "Download as HTML": the run report of the loaded data (the Overview's
     tables and charts, by the same calls; then up to :data:`REPORT_LIMIT` trajectories of
     :data:`REPORT_SELECTION`, each its own section)."""
+    from dagmath_viz.draw.html_export import report_title
+
     roots = common.source_roots()
+    names = list(st.session_state.get("source_paths") or ()) or [corpus.label]
     st.download_button(
         "Download this report as HTML (one offline file)",
-        functools.partial(_report_page, corpus, roots, current_labels()),
+        functools.partial(_report_page, corpus, roots, current_labels(), report_title(names)),
         file_name="dagmath-report.html",
         mime="text/html",
         key="share_report_html",
@@ -184,19 +195,21 @@ def report_download(corpus: Any) -> None:
     )
 
 
-def _report_page(corpus: Any, roots: tuple[str, ...], marks: lb.LabelFile) -> bytes:
+def _report_page(corpus: Any, roots: tuple[str, ...], marks: lb.LabelFile, title: str) -> bytes:
     from dagmath_viz.draw.html_export import exported_items, report_html, select_rows
 
     rows = select_rows(corpus.scored, REPORT_SELECTION, REPORT_LIMIT)
     items = exported_items(corpus, rows, roots, marks)
-    title = f"Run report: {corpus.label}"
     return report_html(corpus.scored, items, title=title, selection=REPORT_SELECTION).encode()
 
 
-def _trajectory_page(traj: Trajectory, rec: dict) -> bytes:
-    from dagmath_viz.draw.html_export import ExportedTrajectory, trajectory_html
+def _trajectory_page(
+    traj: Trajectory, rec: dict, roots: tuple[str, ...], labels: lb.LabelFile
+) -> bytes:
+    from dagmath_viz.draw.html_export import ExportedTrajectory, shared_source, trajectory_html
 
-    marks = current_labels().for_trajectory(rec)
+    marks = labels.for_trajectory(rec)
+    rec["source"] = shared_source(rec.get("source"), roots)
     return trajectory_html(ExportedTrajectory(traj, rec, marks)).encode()
 
 

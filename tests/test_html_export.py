@@ -256,6 +256,11 @@ def test_export_html_of_the_longest_real_chain(tmp_path):
     assert not URL.search(page)
     assert f"data-nodes=&quot;{longest}&quot;" in page  # the view, inside srcdoc
     assert page.count('class="dm-view"') == 1
+    # its source from the data folder named down: no folder of this machine above it
+    name = next(p for p in root.glob("*/*/*/chunks_labeled.json")
+                if len(json.loads(p.read_text(encoding="utf-8"))) == longest)  # fmt: skip
+    assert f"<code>thought-anchors/{name.relative_to(root).as_posix()}</code>" in page
+    assert str(root.parent) not in page
 
 
 def test_export_html_refuses_an_ambiguous_choice(tmp_path, capsys):
@@ -272,6 +277,8 @@ def test_export_html_report_command(tmp_path):
     assert code == 0
     page = out.read_text(encoding="utf-8")
     assert page.count('class="dm-view"') == 2 and not URL.search(page)
+    assert "<title>Run report: gsm-bfs</title>" in page and str(REPO) not in page
+    assert "<code>gsm-bfs/gsm-logic/problem_" in page
 
 
 # --------------------------------------------------------------------------- comparison

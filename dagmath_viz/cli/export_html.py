@@ -145,11 +145,11 @@ def _items(corpus, rows, paths, labels):
 
 
 def _report(corpus, paths, args, labels) -> bytes:
-    from dagmath_viz.draw.html_export import report_html, select_rows
+    from dagmath_viz.draw.html_export import report_html, report_title, select_rows
 
     rows = select_rows(corpus.scored, args.select, args.limit)
     items = _items(corpus, rows, paths, labels)
-    title = f"Run report: {corpus.label}"
+    title = report_title([p if p != "-" else "standard input" for p in args.paths])
     return report_html(corpus.scored, items, title=title, selection=args.select).encode()
 
 

@@ -1,6 +1,7 @@
-"""The Trajectory page's "Graph as SVG" and "Graph as PNG" buttons, in a real browser: the
-files downloaded are the graph of the trajectory shown (every step a box), the PNG at twice
-the SVG's size (README "Pictures")."""
+"""The Trajectory page's "Graph as SVG", "Graph as PNG" and "Download as HTML" buttons, in a
+real browser: the files downloaded are the graph of the trajectory shown (every step a box),
+the PNG at twice the SVG's size (README "Pictures"), and the page naming its source from the
+data folder down."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _download(page, label: str) -> bytes:
     return download.value.path().read_bytes()
 
 
-def test_the_trajectory_page_downloads_the_graph_as_svg_and_png(
+def test_the_trajectory_page_downloads_the_graph_and_the_page(
     app_page, page_events, streamlit_server
 ):
     if find_chromium() is None:
@@ -55,6 +56,10 @@ def test_the_trajectory_page_downloads_the_graph_as_svg_and_png(
     assert image.size == (round(size["width"] * PNG_SCALE), round(size["height"] * PNG_SCALE))
     # not a blank page: the boxes' colours are in it
     assert len(image.convert("RGB").getcolors(maxcolors=1 << 20) or ()) > 50
+    # the page as one file: its source from the data folder down, no path of this machine
+    html = _download(page, "Download as HTML (one offline file)").decode("utf-8")
+    assert "<code>gsm-bfs/gsm-logic/problem_10_all_samples.json:item 1</code>" in html
+    assert str(REPO_ROOT) not in html and "data-nodes=&quot;9&quot;" in html
     page_events.console_errors[:] = [
         e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
     ]

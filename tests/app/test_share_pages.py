@@ -178,3 +178,26 @@ def test_two_peoples_label_files_together_with_their_agreement(monkeypatch, tmp_
     at.run()
     rows = at.dataframe[0].value
     assert rows[["problem", "sample", "labels"]].values.tolist() == [["11", 0, "z"]]
+
+
+def test_the_run_report_shows_the_overview_pages_numbers(monkeypatch, tmp_path):
+    # the tables the Overview page puts on screen (AppTest reads them off the page), cell by
+    # cell against the report export-html writes of the same data
+    from tests.test_html_export import page_tables, shown
+
+    data = GSM_BFS.parent  # the bundled sample runs, as the app's default source
+    at = app_on(monkeypatch, data, timeout=180)
+    assert not at.exception
+    on_screen = {tuple(map(str, d.value.columns)): d.value for d in at.dataframe}
+    out = tmp_path / "report.html"
+    assert main(["export-html", str(data), "--report", "--select", "none", "-o", str(out),
+                 "-q"]) == 0  # fmt: skip
+    found = page_tables(out.read_text(encoding="utf-8"))
+    compared = 0
+    for name in ("leaderboard", "spread", "table1", "class_counts"):
+        head = tuple(found[name][0])
+        assert head in on_screen, (name, head, list(on_screen))
+        rows = [[shown(v) for v in row] for row in on_screen[head].itertuples(index=False)]
+        assert found[name][1:] == rows, name
+        compared += len(rows)
+    assert compared > 16  # 16 leaderboard rows (10 models, some on two datasets) and more
