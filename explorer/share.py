@@ -225,8 +225,6 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
         others = other_labels()
         for issue in [i for f in (found, *others) for i in f.issues][:3]:
             st.warning(escape_markdown(plain(str(issue), 300)), icon=":material/warning:")
-        for other in others:
-            _other_file(found, other, rec)
         for step, name, note in mine:
             where = "whole trajectory" if step is None else f"S{step}"
             row = st.columns([6, 1])
@@ -246,6 +244,8 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
         st.button("Add label", key="share_add", on_click=_add, args=(path, dict(rec), steps, ids))
         if message := st.session_state.pop("share_error", None):
             st.error(escape_markdown(plain(message, 400)), icon=":material/error:")
+        for other in others:
+            _other_file(found, other, rec)
 
 
 def _other_file(mine: lb.LabelFile, other: lb.LabelFile, rec: Any) -> None:
@@ -260,10 +260,15 @@ def _other_file(mine: lb.LabelFile, other: lb.LabelFile, rec: Any) -> None:
         f"{got.both:,} items both label: same labels on {got.agreed:,} ({pct}), Cohen's "
         f"kappa {kappa} · only yours {got.only_a:,}, only theirs {got.only_b:,}"
     )
-    for step, label, note in other.for_trajectory(rec):
-        where = "whole trajectory" if step is None else f"S{step}"
-        shown = f"{name}: {plain(where, 40)} · {label}"
-        st.text(shown + (f" · {plain(note, 200)}" if note else ""))
+    theirs = [
+        ("whole trajectory" if step is None else f"S{step}", label, plain(note, 200))
+        for step, label, note in other.for_trajectory(rec)
+    ]
+    if theirs:
+        table = pd.DataFrame(theirs, columns=["step", "label", "note"])
+        st.dataframe(common.visible(table), hide_index=True, key=f"share_other_{name}")
+    else:
+        st.caption("No labels on this trajectory in that file.")
 
 
 def _add(path: Path, rec: dict, steps: list[str], ids: list[Any]) -> None:

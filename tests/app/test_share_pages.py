@@ -165,7 +165,10 @@ def test_two_peoples_label_files_together_with_their_agreement(monkeypatch, tmp_
     said = " ".join(m.value for m in at.markdown)
     assert "agreement with yours over the 4 items both label: same labels on 3 (75.0%)" in said
     assert "Cohen's kappa 0.500 · only yours 0, only theirs 2" in said
-    assert "theirs.jsonl: S2 · y" in [t.value for t in at.text]
+    (theirs_here,) = [d.value for d in at.dataframe]  # theirs on this trajectory
+    assert theirs_here[["step", "label"]].values.tolist() == [
+        ["S1", "x"], ["S2", "y"], ["S3", "y"], ["S4", "y"], ["S6", "x"]
+    ]  # fmt: skip
 
     _by_key(at.text_input, "share_new").input("w")  # added to mine, never to theirs
     _by_key(at.button, "share_add").click()
