@@ -12,6 +12,10 @@ report costs a second or more, and a page run should not pay it on every visit.
 Where labels live: ``$DAGMATH_LABELS`` when set, else the sidecar beside the data source
 (:func:`dagmath_viz.store.labels.sidecar_path`). They are read again whenever the file
 changes, so a label made here survives a restart and shows on every page.
+``$DAGMATH_LABELS`` may name several files (``dagmath app --labels A --labels B``, joined
+with ``os.pathsep``): labels are added to the first; the others (a colleague's) are read
+only, their labels join the filters and the panel lists them beside yours with the two
+files' agreement (:func:`dagmath_viz.store.labels.agreement`).
 """
 
 from __future__ import annotations
@@ -35,20 +39,34 @@ LABELS_ENV = "DAGMATH_LABELS"
 SUGGESTED = ("verification", "wrong step", "interesting")
 
 
-def labels_path() -> Path | None:
-    """The label file of the loaded data source, or None when there is no source."""
-    named = os.environ.get(LABELS_ENV)
+def label_paths() -> list[Path]:
+    """The label files: yours first (labels are added to it), then any read-only others
+    ``$DAGMATH_LABELS`` names; empty when there is no data source and no file named."""
+    named = [p for p in os.environ.get(LABELS_ENV, "").split(os.pathsep) if p.strip()]
     if named:
-        return Path(named)
+        return [Path(p) for p in dict.fromkeys(named)]
     paths = st.session_state.get("source_paths") or ()
-    return lb.sidecar_path(paths[0]) if paths else None
+    return [lb.sidecar_path(paths[0])] if paths else []
+
+
+def labels_path() -> Path | None:
+    """The label file labels are added to, or None when there is no source."""
+    paths = label_paths()
+    return paths[0] if paths else None
 
 
 def current_labels() -> lb.LabelFile:
     """The labels standing in :func:`labels_path` (empty when it has none yet)."""
     path = labels_path()
-    if path is None:
-        return lb.LabelFile("")
+    return lb.LabelFile("") if path is None else _labels_of(path)
+
+
+def other_labels() -> list[lb.LabelFile]:
+    """The labels of the other files named (read only), in the order named."""
+    return [_labels_of(p) for p in label_paths()[1:]]
+
+
+def _labels_of(path: Path) -> lb.LabelFile:
     try:
         stat = path.stat()
     except OSError:
@@ -66,16 +84,57 @@ def _read(path: str, mtime_ns: int, size: int) -> lb.LabelFile:
 
 
 def trajectory_tools(traj: Trajectory, rec: Any) -> None:
-    """The download button and the label panel below a trajectory's view."""
-    st.download_button(
+    """The download buttons (the page as one HTML file; the graph as SVG and PNG, as
+    ``dagmath export-html --format svg|png`` writes them) and the label panel below a
+    trajectory's view."""
+    from dagmath_viz.draw.pictures import find_chromium
+
+    stem = f"trajectory-{_slug(rec['problem_id'])}-{int(rec['sample_id'])}"
+    cols = st.columns([2.3, 1.1, 1.1, 3], vertical_alignment="center")
+    cols[0].download_button(
         "Download as HTML (one offline file)",
-        functools.partial(_trajectory_page, traj, dict(rec)),
-        file_name=f"trajectory-{_slug(rec['problem_id'])}-{int(rec['sample_id'])}.html",
+        functools.partial(
+            _trajectory_page, traj, dict(rec), common.source_roots(), current_labels()
+        ),
+        file_name=f"{stem}.html",
         mime="text/html",
         key="share_html",
         on_click="ignore",
     )
+    cols[1].download_button(
+        "Graph as SVG",
+        functools.partial(_picture, traj, dict(rec), "svg"),
+        file_name=f"{stem}.svg",
+        mime="image/svg+xml",
+        key="share_svg",
+        on_click="ignore",
+        help="The graph alone, as drawn here (layers or reading order, as the view chose), "
+        "at 1 SVG unit per CSS pixel: for a paper or a slide.",
+    )
+    chromium = find_chromium()
+    cols[2].download_button(
+        "Graph as PNG",
+        functools.partial(_picture, traj, dict(rec), "png"),
+        file_name=f"{stem}.png",
+        mime="image/png",
+        key="share_png",
+        on_click="ignore",
+        disabled=chromium is None,
+        help="The SVG drawn at twice its size by a local headless Chromium."
+        if chromium
+        else "PNG needs Chromium (apt-get install chromium, or set DAGMATH_CHROMIUM); "
+        "the SVG needs nothing.",
+    )
     _label_panel(traj, rec)
+
+
+def _picture(traj: Trajectory, rec: dict, kind: str) -> bytes:
+    from dagmath_viz.draw import pictures
+
+    svg = pictures.trajectory_svg(
+        traj, dead_ends=rec.get("dead_ends"), final_correct=rec.get("final_correct")
+    )
+    return svg.encode() if kind == "svg" else pictures.svg_to_png(svg)
 
 
 def comparison_download(
@@ -88,7 +147,9 @@ def comparison_download(
     shown = tuple(f"{n} · sample {int(r['sample_id'])}" for n, r in zip(names, recs, strict=True))
     st.download_button(
         "Download this comparison as HTML (one offline file)",
-        functools.partial(_comparison_page, ta, recs[0], tb, recs[1], shown, marks),
+        functools.partial(
+            _comparison_page, ta, recs[0], tb, recs[1], shown, marks, common.source_roots()
+        ),
         file_name=f"compare-{_slug(recs[0]['problem_id'])}-{_slug(recs[0]['model'])}-"
         f"{int(recs[0]['sample_id'])}-{_slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
         mime="text/html",
@@ -97,9 +158,13 @@ def comparison_download(
     )
 
 
-def _comparison_page(ta, ra: dict, tb, rb: dict, names, marks: lb.LabelFile) -> bytes:
-    from dagmath_viz.draw.html_export import ExportedTrajectory, comparison_html
+def _comparison_page(
+    ta, ra: dict, tb, rb: dict, names, marks: lb.LabelFile, roots: tuple[str, ...]
+) -> bytes:
+    from dagmath_viz.draw.html_export import ExportedTrajectory, comparison_html, shared_source
 
+    for rec in (ra, rb):  # no path of this machine above the data folder in a shared file
+        rec["source"] = shared_source(rec.get("source"), roots)
     a = ExportedTrajectory(ta, ra, marks.for_trajectory(ra))
     b = ExportedTrajectory(tb, rb, marks.for_trajectory(rb))
     return comparison_html(a, b, names=names).encode()
@@ -114,10 +179,13 @@ def report_download(corpus: Any) -> None:
     """Overview's "Download as HTML": the run report of the loaded data (the Overview's
     tables and charts, by the same calls; then up to :data:`REPORT_LIMIT` trajectories of
     :data:`REPORT_SELECTION`, each its own section)."""
+    from dagmath_viz.draw.html_export import report_title
+
     roots = common.source_roots()
+    names = list(st.session_state.get("source_paths") or ()) or [corpus.label]
     st.download_button(
         "Download this report as HTML (one offline file)",
-        functools.partial(_report_page, corpus, roots, current_labels()),
+        functools.partial(_report_page, corpus, roots, current_labels(), report_title(names)),
         file_name="dagmath-report.html",
         mime="text/html",
         key="share_report_html",
@@ -127,19 +195,21 @@ def report_download(corpus: Any) -> None:
     )
 
 
-def _report_page(corpus: Any, roots: tuple[str, ...], marks: lb.LabelFile) -> bytes:
+def _report_page(corpus: Any, roots: tuple[str, ...], marks: lb.LabelFile, title: str) -> bytes:
     from dagmath_viz.draw.html_export import exported_items, report_html, select_rows
 
     rows = select_rows(corpus.scored, REPORT_SELECTION, REPORT_LIMIT)
     items = exported_items(corpus, rows, roots, marks)
-    title = f"Run report: {corpus.label}"
     return report_html(corpus.scored, items, title=title, selection=REPORT_SELECTION).encode()
 
 
-def _trajectory_page(traj: Trajectory, rec: dict) -> bytes:
-    from dagmath_viz.draw.html_export import ExportedTrajectory, trajectory_html
+def _trajectory_page(
+    traj: Trajectory, rec: dict, roots: tuple[str, ...], labels: lb.LabelFile
+) -> bytes:
+    from dagmath_viz.draw.html_export import ExportedTrajectory, shared_source, trajectory_html
 
-    marks = current_labels().for_trajectory(rec)
+    marks = labels.for_trajectory(rec)
+    rec["source"] = shared_source(rec.get("source"), roots)
     return trajectory_html(ExportedTrajectory(traj, rec, marks)).encode()
 
 
@@ -152,7 +222,8 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
             st.info("Labels need a data source.")
             return
         st.caption(f"Saved to {escape_markdown(plain(str(path), 300))} (one label a line).")
-        for issue in found.issues[:3]:
+        others = other_labels()
+        for issue in [i for f in (found, *others) for i in f.issues][:3]:
             st.warning(escape_markdown(plain(str(issue), 300)), icon=":material/warning:")
         for step, name, note in mine:
             where = "whole trajectory" if step is None else f"S{step}"
@@ -164,7 +235,7 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
             )  # fmt: skip
         steps = ["whole trajectory"] + [f"S{s.step_id}" for s in traj.steps]
         ids: list[Any] = [None] + [s.step_id for s in traj.steps]
-        names = sorted({lab.label for lab in found.labels} | set(SUGGESTED))
+        names = sorted({lab.label for f in (found, *others) for lab in f.labels} | set(SUGGESTED))
         cols = st.columns([2, 2, 2, 3])
         cols[0].selectbox("Step", steps, key="share_step")
         cols[1].selectbox("Label", names, key="share_name")
@@ -173,6 +244,31 @@ def _label_panel(traj: Trajectory, rec: Any) -> None:
         st.button("Add label", key="share_add", on_click=_add, args=(path, dict(rec), steps, ids))
         if message := st.session_state.pop("share_error", None):
             st.error(escape_markdown(plain(message, 400)), icon=":material/error:")
+        for other in others:
+            _other_file(found, other, rec)
+
+
+def _other_file(mine: lb.LabelFile, other: lb.LabelFile, rec: Any) -> None:
+    """A read-only file's labels on this trajectory, and its agreement with yours over
+    every item (step or whole trajectory) both files label, as ``dagmath labels agree``."""
+    name = plain(Path(other.path).name, 80)
+    got = lb.agreement(mine, other)
+    pct = "–" if got.percent is None else f"{100 * got.percent:.1f}%"
+    kappa = "–" if got.kappa is None else f"{got.kappa:.3f}"
+    st.markdown(
+        f"**{escape_markdown(name)}** (read only) · agreement with yours over the "
+        f"{got.both:,} items both label: same labels on {got.agreed:,} ({pct}), Cohen's "
+        f"kappa {kappa} · only yours {got.only_a:,}, only theirs {got.only_b:,}"
+    )
+    theirs = [
+        ("whole trajectory" if step is None else f"S{step}", label, plain(note, 200))
+        for step, label, note in other.for_trajectory(rec)
+    ]
+    if theirs:
+        table = pd.DataFrame(theirs, columns=["step", "label", "note"])
+        st.dataframe(common.visible(table), hide_index=True, key=f"share_other_{name}")
+    else:
+        st.caption("No labels on this trajectory in that file.")
 
 
 def _add(path: Path, rec: dict, steps: list[str], ids: list[Any]) -> None:
@@ -211,8 +307,10 @@ def label_filter(
     keys: tuple[str, ...] = ("model", "dataset", "problem", "sample"),
     step: str | None = None,
 ) -> pd.DataFrame:
-    """``frame`` with a ``labels`` column and, when any label exists, a filter by label."""
-    found = current_labels()
+    """``frame`` with a ``labels`` column and, when any label exists, a filter by label
+    (the labels of every file loaded, yours and the read-only others)."""
+    files = [current_labels(), *other_labels()]
+    found = lb.LabelFile("", tuple(lab for f in files for lab in f.labels))
     if not found.labels:
         return frame
     marks = lb.labels_of_rows(frame, found, keys, step)

@@ -678,3 +678,21 @@ def test_the_app_server_gets_two_malloc_arenas_unless_the_user_chose() -> None:
     env = app_environment({"PATH": "/usr/bin"})
     assert env == {"PATH": "/usr/bin", "MALLOC_ARENA_MAX": "2"}
     assert app_environment({"MALLOC_ARENA_MAX": "8"})["MALLOC_ARENA_MAX"] == "8"
+
+
+def test_app_labels_name_the_label_files_mine_first(tmp_path) -> None:
+    import os
+
+    from dagmath_viz.cli.app import labels_environment
+    from dagmath_viz.schema import InputError
+
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text('{"dagmath_labels": 1}\n')
+    mine = tmp_path / "new" / "mine.jsonl"  # may not exist yet: the first label makes it
+    env = labels_environment([str(mine), str(theirs)])
+    assert env == {"DAGMATH_LABELS": f"{mine}{os.pathsep}{theirs}"}
+    assert labels_environment(None) == {}
+    with pytest.raises(InputError, match="only the first may be new"):
+        labels_environment([str(theirs), str(tmp_path / "gone.jsonl")])
+    with pytest.raises(InputError, match="a folder, not a label file"):
+        labels_environment([str(tmp_path)])

@@ -142,16 +142,34 @@ def test_bundles_name_no_url():
     katex = katex_bundle()
     if katex is None:
         pytest.skip("no KaTeX in the installed packages: pages keep LaTeX source")
-    assert not URL.search(katex.script + katex.css)
+    assert not URL.search(katex.script)
     assert "window.katex=" in katex.script and "export" not in katex.script[-200:]
-    assert katex.css.count("@font-face") >= 5 and "data:font/woff2;base64," in katex.css
 
 
 def test_a_trajectory_page_carries_katex_once_and_no_plotly():
-    page = hx.trajectory_html(hostile_item())
+    page = hx.trajectory_html(hostile_item())  # its steps hold math: $x^2$
     if katex_bundle() is not None:
         assert page.count("window.katex=") == 1
+    assert "@font-face" not in page  # MathML: the browser's own math layout, no font inlined
+    # the view in its srcdoc brings no copy of its own (the app's view would: dmKatex)
+    assert "dmKatex=" not in page
     assert "Plotly.newPlot" not in page and len(page) < 1_500_000
+
+
+def test_a_300_step_trajectory_stays_small():
+    # README: a 300-step trajectory of one-line steps, a formula in each, is about 0.6 MB,
+    # of which about 250 KB are KaTeX (once per file)
+    steps = tuple(
+        Step(i + 1, (i,) if i else (), f"So $x_{{{i + 1}}} = x_{{{i}}} + {i + 1}$, the total.")
+        for i in range(300)
+    )
+    traj = Trajectory("m", "d", "1", 0, steps, problem_text="Find $x_{300}$.")
+    rec = {"dead_ends": (), "final_correct": True, "class": "perfect", "n_nodes": 300}
+    page = hx.trajectory_html(hx.ExportedTrajectory(traj, rec))
+    katex = katex_bundle()
+    own = len(page.encode()) - (len(katex.script.encode()) if katex else 0)
+    assert own < 450_000 and len(page.encode()) < 700_000
+    assert "data-nodes=&quot;300&quot;" in page
 
 
 # --------------------------------------------------------------------------- selection
@@ -238,6 +256,11 @@ def test_export_html_of_the_longest_real_chain(tmp_path):
     assert not URL.search(page)
     assert f"data-nodes=&quot;{longest}&quot;" in page  # the view, inside srcdoc
     assert page.count('class="dm-view"') == 1
+    # its source from the data folder named down: no folder of this machine above it
+    name = next(p for p in root.glob("*/*/*/chunks_labeled.json")
+                if len(json.loads(p.read_text(encoding="utf-8"))) == longest)  # fmt: skip
+    assert f"<code>thought-anchors/{name.relative_to(root).as_posix()}</code>" in page
+    assert str(root.parent) not in page
 
 
 def test_export_html_refuses_an_ambiguous_choice(tmp_path, capsys):
@@ -254,6 +277,8 @@ def test_export_html_report_command(tmp_path):
     assert code == 0
     page = out.read_text(encoding="utf-8")
     assert page.count('class="dm-view"') == 2 and not URL.search(page)
+    assert "<title>Run report: gsm-bfs</title>" in page and str(REPO) not in page
+    assert "<code>gsm-bfs/gsm-logic/problem_" in page
 
 
 # --------------------------------------------------------------------------- comparison

@@ -31,6 +31,7 @@ from dagmath_viz.schema import DagMathError, InputError
 __all__ = [
     "app_command",
     "app_environment",
+    "labels_environment",
     "app_root",
     "register",
     "run_app",
@@ -54,8 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "app",
         help="open the explorer in a browser (Streamlit; binds 127.0.0.1)",
         description=__doc__,
-        usage="dagmath app [-h] [--data PATH ...] [--answers FILE] [--sources DIR ...] [--map MAP] "
-        "[--SECTION.OPTION VALUE ...]",
+        usage="dagmath app [-h] [--data PATH ...] [--answers FILE] [--sources DIR ...] "
+        "[--labels FILE ...] [--map MAP] [--SECTION.OPTION VALUE ...]",
     )
     app.add_argument(
         "--data",
@@ -71,6 +72,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         help="a folder a scored file's records may read their steps from, beside the --data "
         "paths (a scored file kept apart from the data it scored); give it again for more",
+    )
+    app.add_argument(
+        "--labels",
+        metavar="FILE",
+        action="append",
+        help="the label file labels made in the app go to (default: the sidecar beside the "
+        "data); give it again for a colleague's file, shown read only with the two files' "
+        "agreement",
     )
     add_map_option(app)
     app.set_defaults(func=run_app, pass_through=True)
@@ -165,10 +174,29 @@ def app_command(args: argparse.Namespace) -> list[str]:
 def run_app(args: argparse.Namespace) -> int:
     """The ``app`` command: becomes the Streamlit server (never returns on success)."""
     command = app_command(args)
+    env = app_environment(os.environ)
+    env.update(labels_environment(getattr(args, "labels", None)))
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(command[0], command, app_environment(os.environ))
+    os.execve(command[0], command, env)
     return 0  # not reached
+
+
+def labels_environment(files: list[str] | None) -> dict[str, str]:
+    """``DAGMATH_LABELS`` for ``--labels`` (each file absolute, joined with ``os.pathsep``;
+    the first is written to, and need not exist yet), or nothing when none was given.
+
+    A folder is refused: a label file is a file.
+    """
+    if not files:
+        return {}
+    paths = [Path(f).expanduser().resolve() for f in files]
+    for raw, path in zip(files, paths, strict=True):
+        if path.is_dir():
+            raise InputError(f"--labels {raw}: a folder, not a label file")
+        if path != paths[0] and not path.is_file():
+            raise InputError(f"--labels {raw}: no such file (only the first may be new)")
+    return {"DAGMATH_LABELS": os.pathsep.join(str(p) for p in paths)}
 
 
 def app_environment(env: Mapping[str, str]) -> dict[str, str]:

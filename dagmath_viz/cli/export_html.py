@@ -79,7 +79,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="html",
         help="svg/png: the trajectory's graph as a picture (png needs Chromium)",
     )
-    p.add_argument("--labels", metavar="FILE", help="a label file (JSONL) whose labels to show")
+    p.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="a label file (JSONL) whose labels to show; default: the sidecar beside the first "
+        "PATH when there is one (where the app saves them)",
+    )
     p.set_defaults(func=run_export)
 
 
@@ -103,7 +108,7 @@ def run_export(args: argparse.Namespace) -> int:
             raise NothingLoadedError(f"nothing to export in {shown}")
         for issue in corpus.issues[:5]:
             say(names.text(f"dagmath: warning: {issue}"))
-        labels = _labels(args.labels)
+        labels = _labels(args.labels, args.paths)
         if args.report:
             data = _report(corpus, paths, args, labels)
         elif args.compare:
@@ -115,11 +120,18 @@ def run_export(args: argparse.Namespace) -> int:
     return EXIT_PARTIAL if any(i.severity == "error" for i in corpus.issues) else EXIT_OK
 
 
-def _labels(path: str | None):
-    if path is None:
-        return None
-    from dagmath_viz.store.labels import read_labels
+def _labels(path: str | None, given: list[str]):
+    """The label file named, else the sidecar beside the first PATH if it exists (as
+    ``report --by label`` and the app find it), else None."""
+    from dagmath_viz.store.labels import read_labels, sidecar_path
 
+    if path is None:
+        if not given or given[0] == "-":
+            return None
+        sidecar = sidecar_path(given[0])
+        if not sidecar.is_file():
+            return None
+        path = str(sidecar)
     found = read_labels(path)
     for issue in found.issues[:5]:
         say(f"dagmath: warning: {issue}")
@@ -133,11 +145,11 @@ def _items(corpus, rows, paths, labels):
 
 
 def _report(corpus, paths, args, labels) -> bytes:
-    from dagmath_viz.draw.html_export import report_html, select_rows
+    from dagmath_viz.draw.html_export import report_html, report_title, select_rows
 
     rows = select_rows(corpus.scored, args.select, args.limit)
     items = _items(corpus, rows, paths, labels)
-    title = f"Run report: {corpus.label}"
+    title = report_title([p if p != "-" else "standard input" for p in args.paths])
     return report_html(corpus.scored, items, title=title, selection=args.select).encode()
 
 

@@ -49,6 +49,8 @@ __all__ = [
     "comparison_html",
     "exported_items",
     "report_html",
+    "report_title",
+    "shared_source",
     "select_rows",
     "trajectory_html",
 ]
@@ -188,6 +190,7 @@ def comparison_html(
                 scale=GRAPH_SCALE,
                 show_steps=False,
                 layout=layout,
+                katex=False,
             ),
             quote=True,
         )
@@ -215,7 +218,8 @@ def exported_items(
 ) -> list[ExportedTrajectory]:
     """The rows of a loaded corpus (:class:`dagmath_viz.run.corpus.Corpus`) as items to
     export: each trajectory loaded, or read back from its scored record's ``source`` under
-    ``roots``, with its labels (a :class:`dagmath_viz.store.labels.LabelFile`, or None)."""
+    ``roots``, with its labels (a :class:`dagmath_viz.store.labels.LabelFile`, or None).
+    Each record's ``source`` is given as :func:`shared_source` shows it."""
     from dagmath_viz.formats.sources import SourceReader
 
     reader = SourceReader(roots=list(roots))
@@ -226,9 +230,42 @@ def exported_items(
         if traj is None:
             key = (str(rec["model"]), str(rec["dataset"]), str(rec["problem_id"]))
             traj, why = reader.read(rec["source"] or "", (*key, int(rec["sample_id"])))
+        rec["source"] = shared_source(rec.get("source"), roots)
         marks = labels.for_trajectory(rec) if labels is not None else ()
         out.append(ExportedTrajectory(traj, rec, marks, why))
     return out
+
+
+def shared_source(source: Any, roots: Sequence[str]) -> str:
+    """A record's ``source`` as a shared file shows it: from the data folder named down
+    (``thought-anchors/<model>/.../chunks_labeled.json``), never the folders above it on
+    the machine that wrote the file; a source under no root shows as its file name.
+
+    Example:
+        >>> shared_source("/home/a/runs/m/d/p_1.json:item 2", ["/home/a/runs"])
+        'runs/m/d/p_1.json:item 2'
+        >>> shared_source("/elsewhere/p_1.json", ["/home/a/runs"])
+        'p_1.json'
+    """
+    text = "" if source is None or (isinstance(source, float) and source != source) else str(source)
+    if not text:
+        return ""
+    for root in roots:
+        base = str(Path(root).expanduser().resolve())
+        rest = text[len(base) :]
+        if text.startswith(base) and (not rest or rest[0] in "/:"):
+            return Path(base).name + rest  # rest: "/<below>" or ":item N" of a named file
+    return text.rsplit("/", 1)[-1]
+
+
+def report_title(paths: Sequence[str]) -> str:
+    """A run report's title from the data paths: their last parts only (no machine path).
+
+    >>> report_title(["/home/a/runs", "/home/a/more/scored.jsonl"])
+    'Run report: runs, scored.jsonl'
+    """
+    names = [Path(p).name or str(p) for p in paths]
+    return "Run report: " + (", ".join(names) if names else "data")
 
 
 def select_rows(scored: pd.DataFrame, selection: str, limit: int) -> list[int]:
@@ -304,6 +341,7 @@ def _trajectory_section(
         final_correct=_bool_or_none(rec.get("final_correct")),
         height_px=VIEW_HEIGHT,
         selected_step=selected_step,
+        katex=False,  # the page's one KaTeX typesets every view's steps (export_page.js)
     )
     parts.append(
         f'<iframe class="dm-view" title="step graph and steps" height="{VIEW_HEIGHT + 4}" '
@@ -520,12 +558,11 @@ def _page(title: str, body: str, *, charts: bool) -> str:
         "<style>" + _asset("export_page.css") + "</style>",
     ]
     if katex is not None:
-        head.append('<style id="dm-katex-css">' + katex.css + "</style>")
         head.append("<script>" + katex.script + "</script>")
     if charts:
         head.append("<script>" + plotly_bundle() + "</script>")
     note = (
-        f"Math typeset offline by KaTeX {katex.version}."
+        f"Math typeset offline by KaTeX {katex.version} (as MathML)."
         if katex is not None
         else "Math is shown as LaTeX source (no offline typesetter was found)."
     )

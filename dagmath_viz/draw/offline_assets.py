@@ -1,9 +1,11 @@
 """Scripts a self-contained page inlines: KaTeX (found in the installed packages) and Plotly.
 
 Nothing is downloaded. KaTeX comes from the copy Streamlit ships in its static files (an
-ES-module chunk, ``static/js/katex.<hash>.js``, with its CSS in ``static/css`` and its fonts
-in ``static/media``); the file is only read, Streamlit is never imported. When no usable
-copy is found, :func:`katex_bundle` returns ``None`` and pages show math as LaTeX source.
+ES-module chunk, ``static/js/katex.<hash>.js``); the file is only read, Streamlit is never
+imported. Pages have it write MathML, which browsers lay out themselves: no stylesheet and
+no font goes with it (the KaTeX stylesheet Streamlit ships is of another KaTeX version than
+its script: its HTML output would put subscripts on the line). When no usable copy is
+found, :func:`katex_bundle` returns ``None`` and pages show math as LaTeX source.
 
 Both bundles contain URLs in strings and comments (XML namespaces the scripts need at run
 time, licence links, map-tile servers our charts never use). :func:`neutralise_urls` writes
@@ -13,41 +15,23 @@ scanner or a browser's preloader follows, so a page can promise it names no exte
 
 from __future__ import annotations
 
-import base64
 import importlib.util
 import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ["KATEX_FONTS", "KatexBundle", "katex_bundle", "neutralise_urls", "plotly_bundle"]
-
-#: The KaTeX fonts inlined (as data URIs): the ones ordinary formulas use. Others
-#: (calligraphic, fraktur, script, sans-serif, typewriter) fall back to the browser's fonts.
-KATEX_FONTS = (
-    "Main-Regular",
-    "Main-Bold",
-    "Main-Italic",
-    "Math-Italic",
-    "AMS-Regular",
-    "Size1-Regular",
-    "Size2-Regular",
-    "Size3-Regular",
-    "Size4-Regular",
-)
+__all__ = ["KatexBundle", "katex_bundle", "neutralise_urls", "plotly_bundle"]
 
 _URL = re.compile(r"(https?):(//)", re.IGNORECASE)
 _EXPORT = re.compile(r"export\s*\{\s*([A-Za-z_$][\w$]*)\s+as\s+default\s*\}\s*;?\s*$")
-_RULE = re.compile(r"[^{}]*\{[^{}]*\}")
-_FONT_URL = re.compile(r"url\(\.\./media/KaTeX_([A-Za-z0-9]+-[A-Za-z]+)\.[^)]*\.woff2\)")
 
 
 @dataclass(frozen=True, slots=True)
 class KatexBundle:
-    """KaTeX as a classic script that sets ``window.katex``, and its CSS with fonts inlined."""
+    """KaTeX as a classic script that sets ``window.katex``, and its version."""
 
     script: str
-    css: str
     version: str
 
 
@@ -76,19 +60,15 @@ def katex_bundle() -> KatexBundle | None:
     if static is None:
         return None
     scripts = sorted((static / "js").glob("katex.*.js"))
-    sheets = sorted((static / "css").glob("*.css"))
-    if len(scripts) != 1 or not sheets:
+    if len(scripts) != 1:
         return None
     code = scripts[0].read_text(encoding="utf-8")
     export = _EXPORT.search(code)
     if export is None or re.search(r"^\s*import[\s{*]|\bexport\s", code[: export.start()], re.M):
         return None
     script = "(function(){" + code[: export.start()] + f";window.katex={export.group(1)};" + "})();"
-    css = _katex_css(sheets, static / "media")
-    if css is None:
-        return None
     version = re.search(r"version:`([0-9.]+)`", code)
-    return KatexBundle(neutralise_urls(script), css, version.group(1) if version else "?")
+    return KatexBundle(neutralise_urls(script), version.group(1) if version else "?")
 
 
 def _streamlit_static() -> Path | None:
@@ -103,33 +83,3 @@ def _streamlit_static() -> Path | None:
         if (static / "js").is_dir():
             return static
     return None
-
-
-def _katex_css(sheets: list[Path], media: Path) -> str | None:
-    """KaTeX's rules out of Streamlit's stylesheet; kept fonts inlined, the rest dropped."""
-    rules: list[str] = []
-    for sheet in sheets:
-        text = sheet.read_text(encoding="utf-8")
-        if ".katex{" in text:
-            rules = [r for r in _RULE.findall(text) if "katex" in r.lower()]
-            break
-    if not rules:
-        return None
-    out = []
-    for rule in rules:
-        if "@font-face" not in rule:
-            out.append(rule.strip())
-            continue
-        font = _FONT_URL.search(rule)
-        if font is None or font.group(1) not in KATEX_FONTS:
-            continue
-        files = list(media.glob(f"KaTeX_{font.group(1)}.*.woff2"))
-        if len(files) != 1:
-            continue
-        data = base64.b64encode(files[0].read_bytes()).decode("ascii")
-        out.append(
-            _FONT_URL.sub(f"url(data:font/woff2;base64,{data})", rule).replace(
-                "font-display:block", "font-display:swap"
-            )
-        )
-    return neutralise_urls("\n".join(out))

@@ -57,8 +57,10 @@ def trajectory_svg(
     if name not in data["layouts"]:
         name = "reading"
     lay = data["layouts"][name]
-    legend, legend_h = _legend(max(lay["width"], 640.0))
-    width = max(lay["width"], 640.0) + 2 * _M
+    inner = max(lay["width"], 640.0)  # the legend's room; a narrower graph sits centred
+    legend, legend_h = _legend(inner)
+    width = inner + 2 * _M
+    left = _M + (inner - lay["width"]) / 2
     height = lay["height"] + 2 * _M + legend_h
     out = [
         f'<svg xmlns="{_NS}" width="{width:.0f}" height="{height:.0f}" '
@@ -66,7 +68,7 @@ def trajectory_svg(
         '<rect width="100%" height="100%" fill="#ffffff"/>',
         _markers(),
         legend,
-        f'<g transform="translate({_M},{_M + legend_h})">',
+        f'<g transform="translate({left:g},{_M + legend_h})">',
     ]
     for edge, path in zip(data["edges"], lay["paths"], strict=True):
         if path is None:

@@ -232,6 +232,7 @@ def render_trajectory_html(
     bar_field: str | None = None,
     color_by: str = "kind",
     label_by: str = "text",
+    katex: bool = True,
 ) -> str:
     """A self-contained HTML page: the step graph and (``show_steps``) the step list, linked.
 
@@ -267,6 +268,10 @@ def render_trajectory_html(
             the step's first tag (fills still say the kind: dead ends stay orange).
         label_by: ``"text"``, or ``"summary"``: reading-order rows show the source's
             ``summary`` of the step instead of its text's opening (compact for long chains).
+        katex: inline KaTeX (:func:`katex_script`, ~250 KB) to typeset the step list's math
+            when a step has any; False when the page embedding the view typesets it with its
+            own copy (an exported file: one KaTeX for all its views), so the list shows the
+            text as written until then.
 
     Returns:
         The HTML, with no external URL; show it with ``st.iframe(html, height=height_px)``.
@@ -296,7 +301,7 @@ def render_trajectory_html(
     }
     if data["view"]["layout"] not in data["layouts"]:
         data["view"]["layout"] = "reading"
-    return _page(data, int(height_px))
+    return _page(data, int(height_px), katex=katex)
 
 
 def encoding_view(
@@ -883,7 +888,7 @@ def katex_script() -> str:
     return ""
 
 
-def _page(data: dict[str, Any], height_px: int) -> str:
+def _page(data: dict[str, Any], height_px: int, *, katex: bool = True) -> str:
     n = int(data["n"])
     page = (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
@@ -898,7 +903,7 @@ def _page(data: dict[str, Any], height_px: int) -> str:
         '<script type="application/json" id="dm-data">'
         + script_json(data)
         + "</script>"
-        + ("<script>" + katex_script() + "</script>" if _has_math(data) else "")
+        + ("<script>" + katex_script() + "</script>" if katex and _has_math(data) else "")
         + "<script>"
         + _asset("trajectory_view.js")
         + "</script>"

@@ -17,6 +17,7 @@ from dagmath_viz.cli import main
 from dagmath_viz.draw import html_export as hx
 from dagmath_viz.draw.offline_assets import katex_bundle
 from dagmath_viz.run.corpus import load_corpus
+from dagmath_viz.schema import Step, Trajectory
 from tests.app.browser import REPO_ROOT, save_screenshot
 from tests.test_html_export import hostile_item, need_thought_anchors, shown
 
@@ -162,6 +163,10 @@ def test_run_report_of_the_bundled_data_opens_offline(offline_page, tmp_path):
     assert abs(top) < 5  # the link brought its section to the top
     frame = view_frame(page, 1)
     assert int(frame.evaluate("document.getElementById('dm-root').dataset.drawn")) > 0
+    if katex_bundle() is not None:  # the simulated steps' formulas (g_4 = 24), typeset by
+        # the page's one KaTeX: no view carries a copy of its own
+        assert frame.evaluate("document.querySelectorAll('#dm-steps .katex').length") > 0
+        assert frame.evaluate("window.dmKatex === undefined")
     save_screenshot(page, "export-report-section", full_page=False)
     assert page.blocked == [] and page.errors == []
 
@@ -186,4 +191,45 @@ def test_keys_step_through_the_view(offline_page, tmp_path):
                    " document.body.appendChild(i); i.focus(); }")  # fmt: skip
     page.keyboard.press("j")
     assert frame.evaluate(selected) == "1"
+    assert page.blocked == [] and page.errors == []
+
+
+SUBSCRIPT_LOWERED = """(root) => {
+    const sub = root.querySelector('.katex math msub');
+    if (!sub) return null;
+    const [base, index] = [...sub.children].map((e) => e.getBoundingClientRect());
+    const size = (e) => parseFloat(getComputedStyle(e).fontSize);
+    // and it is what shows: no box between it and the formula's span is narrower (a copy
+    // kept for screen readers in a 1 px clipped box is not the formula on screen)
+    const width = sub.getBoundingClientRect().width;
+    for (let e = sub.parentElement; !e.classList.contains('katex'); e = e.parentElement) {
+        if (e.getBoundingClientRect().width < width) return false;
+    }
+    return base.height > 0 && index.bottom > base.bottom &&
+        size(sub.children[1]) < size(sub.children[0]);
+}"""
+
+
+def test_math_is_laid_out_as_math(offline_page, tmp_path):
+    # a subscript sits lower and smaller than its base, in the problem and in a step
+    # (KaTeX's HTML output with the stylesheet Streamlit ships put g_4 on the line as "g4")
+    if katex_bundle() is None:
+        pytest.skip("no KaTeX in the installed packages: math stays LaTeX source")
+    steps = (Step(1, (), r"Given: \(g_4 = 24\)."), Step(2, (1,), r"so $$x^2 + y_1 = \frac{1}{2}$$"))
+    traj = Trajectory("m", "d", "1", 0, steps, problem_text=r"Find $g_4$.")
+    out = tmp_path / "math.html"
+    rec = {"dead_ends": (), "final_correct": True, "class": "perfect"}
+    out.write_text(hx.trajectory_html(hx.ExportedTrajectory(traj, rec)), encoding="utf-8")
+    page = offline_page
+    open_file(page, out)
+    frame = view_frame(page)
+    problem = page.evaluate_handle("document.querySelector('.dm-math')")
+    assert page.evaluate(SUBSCRIPT_LOWERED, problem)
+    for node in (0, 1):  # S1 (inline) and S2 (display)
+        step = frame.evaluate_handle(f"document.querySelector('.dm-step[data-id=\"{node}\"]')")
+        assert frame.evaluate(SUBSCRIPT_LOWERED, step), node
+    assert frame.evaluate("document.querySelector('#dm-steps .dm-head').textContent").startswith(
+        "2 steps · math typeset"
+    )
+    save_screenshot(page, "export-math", full_page=False)
     assert page.blocked == [] and page.errors == []

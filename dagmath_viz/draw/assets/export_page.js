@@ -13,8 +13,9 @@
     "|(?<!\\\\)\\$(?!\\s)([^$\\n]+?)(?<![\\s\\\\])\\$" +
     "|\\\\\\[([\\s\\S]+?)\\\\\\]" +
     "|\\\\\\(([\\s\\S]+?)\\\\\\)", "g");
+  // MathML, as the app's view writes it: the browser lays it out, no stylesheet or font needed
   const OPTIONS = {throwOnError: false, trust: false, strict: "ignore", maxExpand: 200,
-    maxSize: 20, output: "htmlAndMathml"};
+    maxSize: 20, output: "mathml"};
   let typesetCount = 0;
 
   function typeset(el) {
@@ -56,11 +57,14 @@
     frame.dataset.typeset = "1";
     if (window.katex) {
       const style = doc.createElement("style");
-      style.textContent = document.getElementById("dm-katex-css").textContent +
-        ".dm-text .katex-display{margin:.3em 0;overflow-x:auto;overflow-y:hidden}";
+      style.textContent = ".dm-tex math{font-size:1.12em}" +
+        ".dm-tex math[display=block]{margin:.3em 0;overflow-x:auto}";
       doc.head.appendChild(style);
       const head = doc.querySelector("#dm-steps .dm-head");
-      if (head) head.textContent = head.textContent.replace("(LaTeX source)", "(math typeset)");
+      if (head) {
+        head.textContent = head.textContent.replace("text as written (LaTeX source)",
+          "math typeset");
+      }
       for (const el of doc.querySelectorAll("#dm-steps .dm-text, #dm-steps details > div")) {
         typeset(el);
       }
