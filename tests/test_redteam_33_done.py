@@ -160,3 +160,39 @@ def test_item3_a_companion_over_the_cap_is_skipped_unread(tmp_path, monkeypatch)
     loaded = thought_anchors.read(folder / "chunks_labeled.json")
     (issue,) = [i for i in loaded.issues if i.file.endswith("problem.json")]
     assert issue.message == f"skipped: {2**20 + 1} bytes, over the {2**20} read"
+
+
+LM_EVAL = REPO / "tests" / "fixtures" / "ecosystem" / "lm_eval" / "mock-dagmath-1"
+
+
+@pytest.mark.parametrize("kind", ["link out", "fifo", "over the cap"])
+def test_item3_an_lm_eval_results_companion_is_read_only_as_a_regular_file_of_its_folder(
+    tmp_path, monkeypatch, kind
+):
+    """The lm-eval results file names the model: as a link out of the folder it was named
+    refused by the walk, then read anyway (the model became the outside file's name)."""
+    from dagmath_viz.formats import lm_eval_samples
+    from dagmath_viz.formats.registry import load_file
+
+    run = tmp_path / "data" / "run"
+    run.mkdir(parents=True)
+    (samples,) = LM_EVAL.glob("samples_*.jsonl")
+    (results,) = LM_EVAL.glob("results_*.json")
+    (run / samples.name).write_bytes(samples.read_bytes())
+    model = json.loads(results.read_text())["model_name"]  # what a regular file names
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"model_name": "SECRET-MODEL"}))
+    companion = run / results.name
+    if kind == "link out":
+        companion.symlink_to(outside)
+    elif kind == "fifo":
+        os.mkfifo(companion)  # opened, it would wait for a writer for ever
+    else:
+        companion.write_bytes(results.read_bytes())
+        monkeypatch.setattr(lm_eval_samples, "MAX_COMPANION_BYTES", companion.stat().st_size - 1)
+    models = {t.model for t in load_file(run / samples.name).trajectories}
+    assert models == {"run"}, models  # the folder's name: nothing of the companion read
+    companion.unlink()
+    companion.write_bytes(results.read_bytes())  # the same bytes as a regular file: read
+    monkeypatch.undo()
+    assert {t.model for t in load_file(run / samples.name).trajectories} == {model} != {"run"}
