@@ -92,12 +92,17 @@ def _stopped(code: object, load_thread: str) -> object:
     block for ever on their task queue (about one such stop in six). Nothing of an
     unfinished load is kept, so the process kills the processes it started and leaves
     without the finalisers; the fork server and resource tracker end as their pipes close.
+    The one exit handler that matters, removing the upload store's folder from the
+    temporary folder, is run first.
     """
     if any(t.name == load_thread and t.is_alive() for t in threading.enumerate()):
         import multiprocessing
 
+        from dagmath_viz.store.uploads import remove_stores
+
         for child in multiprocessing.active_children():  # the workers, the checker's
             child.kill()
+        remove_stores()  # os._exit runs no exit handler: the uploads would stay behind
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code if isinstance(code, int) else 0 if code is None else 1)

@@ -295,6 +295,35 @@ def test_item2_report_on_wide_records_reads_them(tmp_path):
     assert header.startswith("model,dataset") and row.startswith("m,d,")
 
 
+#: run a command; print its exit code, then the peak RSS in KB of it and its children
+_MEASURED = "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); " \
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"  # fmt: skip
+
+
+def test_item2_report_on_16000_wide_records_stays_within_a_few_hundred_mb(tmp_path):
+    # the case: `dagmath report` on 16,000 records with a key each peaked at 6 GB
+    # (a column per key, every slice reindexed to the union); measured 300 MB after
+    path = tmp_path / "wide.jsonl"
+    with path.open("w") as out:
+        for i in range(16_000):
+            out.write(json.dumps({**SCORED, "problem_id": str(i), f"own_{i}": "x" * 300}) + "\n")
+    command = [sys.executable, "-m", "dagmath_viz", "report", str(path), "--format", "json"]
+    proc = subprocess.run(  # the timeout is the hang guard
+        [sys.executable, "-c", _MEASURED, *command],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    *report, last = proc.stdout.splitlines()
+    code, peak_kb = map(int, last.split())
+    assert code == 0, proc.stderr[-2000:]
+    (row,) = json.loads("\n".join(report))
+    assert row["n_trajectories"] == 16_000 and row["pass_at_1"] == 1.0
+    assert peak_kb < 1024 * 1024, f"peak RSS {peak_kb // 1024} MB"
+
+
 # ------------------------------------------------------------------ item 6: Efficiency figures
 
 #: a CSS url() in a legend entry was fetched by the browser

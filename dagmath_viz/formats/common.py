@@ -8,6 +8,7 @@ malformed value is described alike whichever file it came from.
 from __future__ import annotations
 
 import math
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,11 +18,13 @@ from dagmath_viz.schema import Fault, InputError, LoadIssue, Trajectory
 from dagmath_viz.text import short_repr, step_name
 
 __all__ = [
+    "MAX_COMPANION_BYTES",
     "MAX_ID_CHARS",
     "FileContext",
     "FileLoad",
     "answer_text",
     "as_read",
+    "companion_refusal",
     "difficulty",
     "domain_text",
     "fault",
@@ -36,6 +39,33 @@ __all__ = [
 
 #: Longest step id or parent kept verbatim when it is not an integer (see :func:`as_read`).
 MAX_ID_CHARS = 64
+
+
+#: The largest companion file read (a Thought Anchors ``base_solution.json`` holds the whole
+#: chain twice: a few hundred KB in the published data; an lm-eval results file, tens of KB).
+MAX_COMPANION_BYTES = 64 * 2**20
+
+
+def companion_refusal(path: Path, cap: int = MAX_COMPANION_BYTES) -> str | None:
+    """Why the companion file ``path`` (read beside a data file, never on its own) is not
+    to be opened, or None when it may be: only a regular file of its own folder of at most
+    ``cap`` bytes is. A link (which may lead anywhere: out of the folder, to ``/dev/zero``),
+    a FIFO (which would block the reader), a socket or a device is refused unopened;
+    ``jsonio.NO_SUCH_FILE`` when there is none. Checked with ``lstat``, before any open.
+    """
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return jsonio.NO_SUCH_FILE
+    except OSError as exc:
+        return f"cannot read ({exc.strerror or exc})"
+    if stat.S_ISLNK(info.st_mode):
+        return "refused: a link (companions are read only as regular files in their own folder)"
+    if not stat.S_ISREG(info.st_mode):
+        return "skipped: not a regular file"
+    if info.st_size > cap:
+        return f"skipped: {info.st_size} bytes, over the {cap} read"
+    return None
 
 
 class FileLoad(NamedTuple):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
-from dagmath_viz.formats.common import head_bytes
+from dagmath_viz.formats.common import MAX_COMPANION_BYTES, companion_refusal, head_bytes
 from dagmath_viz.formats.records import ROWS
 from dagmath_viz.formats.replies import solution_steps
 from dagmath_viz.schema import InputError
@@ -111,11 +111,20 @@ def documents(path: Path, data: bytes) -> Iterable[jsonio.Document]:
 
 
 def _model(path: Path, date: str | None) -> str:
-    """The model's name from the results file of the same run, else the folder's name."""
+    """The model's name from the results file of the same run, else the folder's name.
+
+    The results file is opened only as a regular file of the samples file's folder under
+    the companions' size cap (:func:`companion_refusal`): a link, which may lead out of the
+    folder, is not read (the folder walk names one that does), nor is a FIFO or a device.
+    """
     if date is not None:
         results = path.parent / f"results_{date}.json"
         try:
-            found = jsonio.read_json(results) if results.is_file() else None
+            found = (
+                jsonio.read_json(results)
+                if companion_refusal(results, MAX_COMPANION_BYTES) is None
+                else None
+            )
         except InputError:
             found = None
         if isinstance(found, dict):

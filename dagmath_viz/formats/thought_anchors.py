@@ -9,15 +9,16 @@ companions, read with it and never on their own.
 from __future__ import annotations
 
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
 from dagmath_viz.formats.common import (
+    MAX_COMPANION_BYTES,
     FileLoad,
     answer_text,
     as_read,
+    companion_refusal,
     difficulty,
     fault,
     first_str,
@@ -95,39 +96,20 @@ def read(path: Path) -> FileLoad:
     return FileLoad([traj], [], issues)
 
 
-#: The largest companion file read (a ``base_solution.json`` holds the whole chain twice:
-#: a few hundred KB in the published data).
-MAX_COMPANION_BYTES = 64 * 2**20
-
-
 def _companion(path: Path, issues: list[LoadIssue]) -> dict:
     """A companion's JSON object, or ``{}`` with the issue met.
 
     Only a regular file in the solution's own folder is opened: a link (which may lead
     anywhere), a FIFO (which would block the reader) or a device is refused unopened, and
-    so is a file over :data:`MAX_COMPANION_BYTES`.
+    so is a file over :data:`MAX_COMPANION_BYTES` (:func:`companion_refusal`).
     """
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
+    refusal = companion_refusal(path, MAX_COMPANION_BYTES)
+    if refusal == jsonio.NO_SUCH_FILE and path.name == "base_solution.json":
         # without base_solution.json the answer is read from the chunks, said once by
         # _solution_answer; without problem.json the reference is lost
-        if path.name != "base_solution.json":
-            issues.append(LoadIssue(str(path), "file", jsonio.NO_SUCH_FILE))
         return {}
-    except OSError as exc:
-        issues.append(LoadIssue(str(path), "file", f"cannot read ({exc.strerror or exc})"))
-        return {}
-    if stat.S_ISLNK(info.st_mode):
-        issues.append(LoadIssue(str(path), "file", "refused: a link (companions are read only "
-                                "as regular files in the solution's folder)"))  # fmt: skip
-        return {}
-    if not stat.S_ISREG(info.st_mode):
-        issues.append(LoadIssue(str(path), "file", "skipped: not a regular file"))
-        return {}
-    if info.st_size > MAX_COMPANION_BYTES:
-        found = f"skipped: {info.st_size} bytes, over the {MAX_COMPANION_BYTES} read"
-        issues.append(LoadIssue(str(path), "file", found))
+    if refusal is not None:
+        issues.append(LoadIssue(str(path), "file", refusal))
         return {}
     try:
         value = jsonio.read_json(path)

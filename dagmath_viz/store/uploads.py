@@ -8,7 +8,8 @@ folders hundreds deep, passes the byte and member caps but would exhaust inodes)
 
 :class:`UploadStore` is the one place the app keeps uploads (every page's uploader goes
 through it). Its folder is private to the process: made fresh by :func:`tempfile.mkdtemp`
-(mode 0700, a name nobody can plant a link or a folder at in advance) and removed at exit.
+(mode 0700, a name nobody can plant a link or a folder at in advance) and removed at exit
+(:func:`remove_stores`, which a server leaving past the exit handlers calls itself).
 Each session has its own sub-folder, and each uploader of a session (a *slot*) keeps only
 its current upload: nothing is shared or reused across sessions, so a second session that
 uploads the same zip gets its own copy and its own warnings. Uploads are deleted when their
@@ -58,6 +59,7 @@ __all__ = [
     "UploadedFile",
     "check_efficiency_records",
     "materialise_uploads",
+    "remove_stores",
     "sweep_interval",
     "uploads_id",
 ]
@@ -323,6 +325,24 @@ class StoredUpload:
     last_used: list[float] = field(default_factory=lambda: [time.monotonic()], compare=False)
 
 
+#: Every upload store's folder this process made and has not removed yet.
+_ROOTS: list[Path] = []
+_ROOTS_LOCK = threading.Lock()
+
+
+def remove_stores() -> None:
+    """Remove every upload store's folder this process made: at exit, and by a server that
+    leaves at once, past the exit handlers (``serve.py`` stopped mid-load), before it goes."""
+    with _ROOTS_LOCK:
+        roots = list(_ROOTS)
+        _ROOTS.clear()
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+atexit.register(remove_stores)
+
+
 class UploadStore:
     """The process's uploads: a private folder, one sub-folder per session and slot.
 
@@ -378,7 +398,8 @@ class UploadStore:
     def _ensure_root(self) -> Path:
         if self._root is None or not self._root.is_dir():
             self._root = Path(tempfile.mkdtemp(prefix=UPLOADS_PREFIX, dir=self._parent))
-            atexit.register(shutil.rmtree, self._root, True)
+            with _ROOTS_LOCK:
+                _ROOTS.append(self._root)
         return self._root
 
     def store(self, session: str, slot: str, files: Sequence[UploadedFile]) -> StoredUpload:

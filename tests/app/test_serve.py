@@ -10,8 +10,11 @@ file each, and an answer key; ``tests/logcount.py``) is the data.
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -208,3 +211,34 @@ def test_an_empty_source_says_what_it_looked_for_and_found(monkeypatch, tmp_path
     text = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "No trajectories in" in text and "found 0 data files" in text
     assert "problem_<id>_all_samples.json" in text and "chunks_labeled.json" in text
+
+
+_STORE_THEN_STOP = """
+import sys, threading
+sys.path.insert(0, sys.argv[1])
+import serve
+from dagmath_viz.store.uploads import UploadedFile, UploadStore
+
+store = UploadStore(parent=sys.argv[2], is_alive=lambda session: True)
+upload = store.store("session", "slot", [UploadedFile("a.json", b"[]")])
+print(upload.folder, flush=True)
+if sys.argv[3] == "mid-load":
+    threading.Thread(target=threading.Event().wait, name="dagmath-test-load", daemon=True).start()
+sys.exit(serve._stopped(0, "dagmath-test-load"))
+"""
+
+
+@pytest.mark.parametrize("when", ["mid-load", "idle"])
+def test_a_stop_removes_the_upload_store_from_the_temporary_folder(tmp_path, when):
+    """Issue 33 item 13: a server stopped mid-load left its uploads in $TMPDIR (it leaves
+    by os._exit, past the exit handler that removed them); stopped idle, the handler runs."""
+    proc = subprocess.run(  # the timeout is a hang guard
+        [sys.executable, "-c", _STORE_THEN_STOP, str(REPO_ROOT), str(tmp_path), when],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    folder = Path(proc.stdout.split()[0])
+    assert folder.is_relative_to(tmp_path) and folder.name.startswith("slot-")
+    assert list(tmp_path.iterdir()) == []  # the store's folder went with the process
