@@ -32,6 +32,7 @@ ECO = Path(__file__).parent / "fixtures" / "ecosystem"
 EVAL = ECO / "inspect" / "arith.eval"
 JSON_LOG = ECO / "inspect" / "arith_2epochs.json"
 FREE = ECO / "inspect" / "free_form.eval"
+REASONING = ECO / "inspect" / "reasoning.eval"
 (SAMPLES,) = (ECO / "lm_eval" / "mock-dagmath-1").glob("samples_*.jsonl")
 (RESULTS,) = (ECO / "lm_eval" / "mock-dagmath-1").glob("results_*.json")
 KEYS = ("model", "dataset", "problem_id", "sample_id", "dead_ends", "final_correct")
@@ -188,8 +189,8 @@ def test_a_folder_of_logs_reads_each_and_the_results_file_as_a_companion() -> No
     loaded = load_paths([ECO])
     assert len(loaded.trajectories) == 3 + 4 + 6
     assert format_of(RESULTS).kind == "companion"
-    # the one issue is the free-form log's line; the results file raises none
-    assert [Path(i.file).name for i in loaded.issues] == [FREE.name]
+    # the free-form logs' lines, one each; the results file raises none
+    assert sorted(Path(i.file).name for i in loaded.issues) == [FREE.name, REASONING.name]
 
 
 def test_a_free_form_inspect_log_gives_one_line_naming_the_command(tmp_path, capsys) -> None:
@@ -340,3 +341,26 @@ def test_the_eval_zip_caps_are_kept(monkeypatch) -> None:
     assert loaded.trajectories == ()
     (issue,) = loaded.issues
     assert issue.location == "file" and "inflate to over" in issue.message
+
+
+def test_a_reasoning_models_thinking_is_the_chain_depends_reads() -> None:
+    """inspect_ai logs a reasoning model's thinking as a ``reasoning`` part beside the
+    ``text`` part: the thinking is the chain split into steps (the text would be only the
+    answer), the answer after it is the final step; redacted reasoning holds no text."""
+    _spec, samples = _inspect_log(REASONING)
+    parts = {
+        str(s["id"]): [m for m in s["messages"] if m["role"] == "assistant"][-1]["content"]
+        for s in samples
+    }
+    chains = {c.problem_id: c for c in read_chains(REASONING)}
+    assert sorted(chains) == sorted(parts) == ["r1", "r2"]
+    (thinking,) = [p["reasoning"] for p in parts["r1"] if p["type"] == "reasoning"]
+    (text,) = [p["text"] for p in parts["r1"] if p["type"] == "text"]
+    r1 = chains["r1"].steps
+    assert len(r1) == 4 and " ".join(r1[:-1]) == thinking  # three sentences of thinking
+    boxed = re.search(r"\\boxed\{(\d+)\}", text).group(1)
+    assert r1[-1] == f"The final answer is $\\boxed{{{boxed}}}$."
+    assert chains["r1"].source_answer == boxed == chains["r1"].reference_answer
+    assert [p["redacted"] for p in parts["r2"] if p["type"] == "reasoning"] == [True]
+    (text,) = [p["text"] for p in parts["r2"] if p["type"] == "text"]
+    assert chains["r2"].steps == (text,)
