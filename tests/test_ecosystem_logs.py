@@ -35,6 +35,7 @@ FREE = ECO / "inspect" / "free_form.eval"
 REASONING = ECO / "inspect" / "reasoning.eval"
 (SAMPLES,) = (ECO / "lm_eval" / "mock-dagmath-1").glob("samples_*.jsonl")
 (RESULTS,) = (ECO / "lm_eval" / "mock-dagmath-1").glob("results_*.json")
+(GSM8K,) = (ECO / "lm_eval" / "mock-gsm-1").glob("samples_*.jsonl")
 KEYS = ("model", "dataset", "problem_id", "sample_id", "dead_ends", "final_correct")
 
 
@@ -171,6 +172,34 @@ def test_an_lm_eval_samples_file_gives_a_trajectory_per_doc_and_reply(tmp_path: 
     assert _scored(SAMPLES, tmp_path) == expected
 
 
+def test_lm_evals_gsm8k_target_is_read_after_its_hashes(tmp_path: Path) -> None:
+    """lm-eval's gsm8k task logs the whole worked solution as the target ("... #### 72");
+    the reference is the number after the last ####. A doc without an id field is its
+    doc_id; the model is the results file's model_name."""
+    (results,) = GSM8K.parent.glob("results_*.json")
+    model = json.loads(results.read_text(encoding="utf-8"))["model_name"]
+    lines = [json.loads(line) for line in GSM8K.read_text(encoding="utf-8").splitlines()]
+    assert all("####" in line["target"] and "id" not in line["doc"] for line in lines)
+    expected = []
+    for line in lines:
+        reference = line["target"].split("####")[-1].strip()
+        (reply,) = line["resps"][0]
+        steps = _steps_of(reply)
+        cited = {p for s in steps for p in (s["direct_dependent_steps"] or [])}
+        boxed = re.findall(r"\\boxed\{([^}]*)\}", steps[-1]["text"])[-1]
+        expected.append({
+            "model": model, "problem_id": str(line["doc_id"]), "reference_answer": reference,
+            "dead_ends": [s["step_id"] for s in steps[:-1] if s["step_id"] not in cited],
+            "final_correct": float(boxed) == float(reference),
+        })  # fmt: skip
+    assert [e["reference_answer"] for e in expected] == ["72", "10"]
+    assert [e["final_correct"] for e in expected] == [True, False]  # 72; 12.5 is not 10
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(GSM8K), "-o", str(out), "--no-cache"]) == 0
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [{k: r[k] for k in expected[0]} for r in records] == expected
+
+
 def test_lm_eval_problem_ids_by_the_field_map(tmp_path: Path) -> None:
     got = _scored(SAMPLES, tmp_path, "--map", "problem_id=doc_id")
     assert sorted({r["problem_id"] for r in got}) == ["0", "1", "2"]
@@ -187,7 +216,7 @@ def test_lm_eval_without_its_results_file_takes_the_folder_as_the_model(tmp_path
 
 def test_a_folder_of_logs_reads_each_and_the_results_file_as_a_companion() -> None:
     loaded = load_paths([ECO])
-    assert len(loaded.trajectories) == 3 + 4 + 6
+    assert len(loaded.trajectories) == 3 + 4 + 6 + 2
     assert format_of(RESULTS).kind == "companion"
     # the free-form logs' lines, one each; the results file raises none
     assert sorted(Path(i.file).name for i in loaded.issues) == [FREE.name, REASONING.name]
