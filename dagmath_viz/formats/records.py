@@ -42,6 +42,7 @@ __all__ = [
     "ROWS",
     "Documents",
     "FREE_FORM",
+    "FREE_FORM_LEAD",
     "REPLY_FIELDS",
     "is_free_form",
     "by_suffix",
@@ -74,8 +75,10 @@ REPLY_FIELDS = (
     "chain_of_thought", "messages",
 )  # fmt: skip
 #: The one issue a file raises for its replies without DAG-MATH steps (:func:`is_free_form`).
+#: How the one line of a file of free-form replies starts (pages look for it).
+FREE_FORM_LEAD = "free-form chain of thought"
 FREE_FORM = (
-    "free-form chain of thought: no numbered steps; convert it with `dagmath depends` "
+    FREE_FORM_LEAD + ": no numbered steps; convert it with `dagmath depends` "
     "({n} record{s} not read as trajectories)"
 )
 

@@ -126,3 +126,16 @@ def test_every_page_opens_a_hugging_face_file(monkeypatch, tmp_path, name):
     dead = [s for s in row["steps"][:-1] if s["step_id"] not in cited]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Dead ends"] == str(len(dead)) == "1"
+
+
+def test_a_free_form_log_alone_says_how_to_convert_it(monkeypatch, tmp_path):
+    """The log is recognised and its replies lack steps: the page says so and names the
+    command, instead of listing every format it looked for."""
+    log = tmp_path / "free_form.eval"
+    shutil.copy(ECO / "inspect" / "free_form.eval", log)
+    at = app_on(monkeypatch, log)
+    (warning,) = [w.value.replace("\\", "") for w in at.warning]
+    assert warning.startswith(f"No DAG-MATH trajectories in {log}: the replies in {log} are ")
+    assert "free-form chains of thought" in warning
+    assert "`dagmath depends FILE --base-url URL --model NAME -o OUT_DIR`" in warning
+    assert "Looked for" not in warning
