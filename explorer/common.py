@@ -422,7 +422,8 @@ def sidebar_data_source() -> Corpus | None:
         answers = args.answers
         if choice == "Uploaded files":
             files = st.file_uploader(
-                "JSON, JSONL, answers CSV, or a zip of a results folder",
+                "JSON, JSONL, Parquet, .jsonl.gz, .ndjson, inspect_ai .eval, answers CSV, "
+                "or a zip of a results folder",
                 type=list(UPLOADER_TYPES),
                 accept_multiple_files=True,
             )
