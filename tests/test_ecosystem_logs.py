@@ -205,13 +205,19 @@ def test_lm_eval_problem_ids_by_the_field_map(tmp_path: Path) -> None:
     assert sorted({r["problem_id"] for r in got}) == ["0", "1", "2"]
 
 
-def test_lm_eval_without_its_results_file_takes_the_folder_as_the_model(tmp_path: Path) -> None:
+def test_lm_eval_without_its_results_file_takes_the_folder_as_the_model(
+    tmp_path: Path, monkeypatch
+) -> None:
     folder = tmp_path / "org__model-7b"
     folder.mkdir()
     shutil.copy(SAMPLES, folder / SAMPLES.name)
     loaded = load_paths([folder / SAMPLES.name])
     assert {t.model for t in loaded.trajectories} == {"org__model-7b"}
     assert len(loaded.trajectories) == 6 and loaded.issues == ()
+
+    # named from inside the folder, as `dagmath score samples_x.jsonl` there does
+    monkeypatch.chdir(folder)
+    assert {t.model for t in load_paths([Path(SAMPLES.name)]).trajectories} == {"org__model-7b"}
 
 
 def test_a_folder_of_logs_reads_each_and_the_results_file_as_a_companion() -> None:
