@@ -502,8 +502,9 @@ def empty_source_text(label: str, corpus: Corpus) -> str:
         files += f" and {counted(len(free) - 3, 'other file')}" if len(free) > 3 else ""
         others = len(issues) - len(free)
         rest = f" ({counted(others, 'other load problem')} listed above.)" if others else ""
+        where = "its replies" if [i.file for i in free] == [label] else f"the replies in {files}"
         return (
-            f"No DAG-MATH trajectories in {label}: the replies in {files} are free-form "
+            f"No DAG-MATH trajectories in {label}: {where} are free-form "
             "chains of thought, with no numbered steps and no cited parents. Make them into "
             "trajectories with `dagmath depends FILE --base-url URL --model NAME -o OUT_DIR` "
             "(a model names each step's parents; README: 'Free-form chains of thought into "

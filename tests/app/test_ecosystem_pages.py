@@ -135,7 +135,12 @@ def test_a_free_form_log_alone_says_how_to_convert_it(monkeypatch, tmp_path):
     shutil.copy(ECO / "inspect" / "free_form.eval", log)
     at = app_on(monkeypatch, log)
     (warning,) = [w.value.replace("\\", "") for w in at.warning]
-    assert warning.startswith(f"No DAG-MATH trajectories in {log}: the replies in {log} are ")
+    assert warning.startswith(f"No DAG-MATH trajectories in {log}: its replies are free-form")
     assert "free-form chains of thought" in warning
     assert "`dagmath depends FILE --base-url URL --model NAME -o OUT_DIR`" in warning
     assert "Looked for" not in warning
+
+    # in a folder, the files are named
+    at = app_on(monkeypatch, tmp_path)
+    (warning,) = [w.value.replace("\\", "") for w in at.warning]
+    assert warning.startswith(f"No DAG-MATH trajectories in {tmp_path}: the replies in {log} are")
