@@ -27,6 +27,7 @@ from dagmath_viz.analysis.align import GOLD_MODEL, gold_coverage
 from dagmath_viz.bundled import is_bundled_sample
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.formats.fieldmap import FieldMap
+from dagmath_viz.formats.records import FREE_FORM_LEAD
 from dagmath_viz.formats.registry import LOOKED_FOR
 from dagmath_viz.formats.sources import SourceReader
 from dagmath_viz.run.corpus import Corpus, load_corpus
@@ -421,7 +422,8 @@ def sidebar_data_source() -> Corpus | None:
         answers = args.answers
         if choice == "Uploaded files":
             files = st.file_uploader(
-                "JSON, JSONL, answers CSV, or a zip of a results folder",
+                "JSON, JSONL, Parquet, .jsonl.gz, .ndjson, inspect_ai .eval, answers CSV, "
+                "or a zip of a results folder",
                 type=list(UPLOADER_TYPES),
                 accept_multiple_files=True,
             )
@@ -490,9 +492,24 @@ def sidebar_data_source() -> Corpus | None:
 
 def empty_source_text(label: str, corpus: Corpus) -> str:
     """Why a source loaded nothing: what was looked for, and what was found instead (the
-    files read and the first issues, each naming its file)."""
+    files read and the first issues, each naming its file); for files of free-form
+    replies, which were recognised, the command that makes them into trajectories."""
     found = f"found {counted(corpus.files_read, 'data file')}"
     issues = list(corpus.issues)
+    free = [i for i in issues if i.message.startswith(FREE_FORM_LEAD)]
+    if free:  # the files were recognised: their replies only lack steps
+        files = ", ".join(plain(i.file, 160) for i in free[:3])
+        files += f" and {counted(len(free) - 3, 'other file')}" if len(free) > 3 else ""
+        others = len(issues) - len(free)
+        rest = f" ({counted(others, 'other load problem')} listed above.)" if others else ""
+        where = "its replies" if [i.file for i in free] == [label] else f"the replies in {files}"
+        return (
+            f"No DAG-MATH trajectories in {label}: {where} are free-form "
+            "chains of thought, with no numbered steps and no cited parents. Make them into "
+            "trajectories with `dagmath depends FILE --base-url URL --model NAME -o OUT_DIR` "
+            "(a model names each step's parents; README: 'Free-form chains of thought into "
+            f"DAGs'), then open OUT_DIR.{rest}"
+        )
     if issues:
         shown = "; ".join(plain(str(i), 160) for i in issues[:3])
         found += f" and {counted(len(issues), 'problem')}: {shown}" + (

@@ -64,8 +64,19 @@ def _address(fields: Sequence[Field]) -> dict[str, list[str]]:
     return {f.param: st.query_params.get_all(f.param) for f in fields if f.param in st.query_params}
 
 
-def restore(fields: Sequence[Field], memory: str) -> None:
-    """Fill the widgets' keys before they are drawn (see the module docstring)."""
+def restore(fields: Sequence[Field], memory: str, scope: str | None = None) -> None:
+    """Fill the widgets' keys before they are drawn (see the module docstring).
+
+    ``scope`` names what the values were chosen on (the data source): when it changes,
+    the widgets start from their defaults, as on a first visit (a step range kept from
+    another source, clamped into this one's, would hide most of its trajectories).
+    """
+    kept_scope = st.session_state.get(f"{memory}__scope", scope)
+    st.session_state[f"{memory}__scope"] = scope
+    if kept_scope != scope:
+        for f in fields:
+            st.session_state.pop(f.key, None)
+        st.session_state.pop(memory, None)
     address = _address(fields)
     written = st.session_state.get(f"{memory}__url")
     if address and address != written:

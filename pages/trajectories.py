@@ -44,7 +44,7 @@ FIELDS = (
     url_state.Field("tt_sort", "sort", "steps", tuple(SORTABLE)),
     url_state.Field("tt_desc", "desc", True),
 )
-url_state.restore(FIELDS, "tt_state")
+url_state.restore(FIELDS, "tt_state", scope=st.session_state.get("source_id"))
 
 row1 = st.columns([2, 2, 2, 2])
 models = row1[0].multiselect("Model", all_models, key="tt_models", format_func=common.shown_option)

@@ -32,8 +32,10 @@ ECO = Path(__file__).parent / "fixtures" / "ecosystem"
 EVAL = ECO / "inspect" / "arith.eval"
 JSON_LOG = ECO / "inspect" / "arith_2epochs.json"
 FREE = ECO / "inspect" / "free_form.eval"
+REASONING = ECO / "inspect" / "reasoning.eval"
 (SAMPLES,) = (ECO / "lm_eval" / "mock-dagmath-1").glob("samples_*.jsonl")
 (RESULTS,) = (ECO / "lm_eval" / "mock-dagmath-1").glob("results_*.json")
+(GSM8K,) = (ECO / "lm_eval" / "mock-gsm-1").glob("samples_*.jsonl")
 KEYS = ("model", "dataset", "problem_id", "sample_id", "dead_ends", "final_correct")
 
 
@@ -170,12 +172,42 @@ def test_an_lm_eval_samples_file_gives_a_trajectory_per_doc_and_reply(tmp_path: 
     assert _scored(SAMPLES, tmp_path) == expected
 
 
+def test_lm_evals_gsm8k_target_is_read_after_its_hashes(tmp_path: Path) -> None:
+    """lm-eval's gsm8k task logs the whole worked solution as the target ("... #### 72");
+    the reference is the number after the last ####. A doc without an id field is its
+    doc_id; the model is the results file's model_name."""
+    (results,) = GSM8K.parent.glob("results_*.json")
+    model = json.loads(results.read_text(encoding="utf-8"))["model_name"]
+    lines = [json.loads(line) for line in GSM8K.read_text(encoding="utf-8").splitlines()]
+    assert all("####" in line["target"] and "id" not in line["doc"] for line in lines)
+    expected = []
+    for line in lines:
+        reference = line["target"].split("####")[-1].strip()
+        (reply,) = line["resps"][0]
+        steps = _steps_of(reply)
+        cited = {p for s in steps for p in (s["direct_dependent_steps"] or [])}
+        boxed = re.findall(r"\\boxed\{([^}]*)\}", steps[-1]["text"])[-1]
+        expected.append({
+            "model": model, "problem_id": str(line["doc_id"]), "reference_answer": reference,
+            "dead_ends": [s["step_id"] for s in steps[:-1] if s["step_id"] not in cited],
+            "final_correct": float(boxed) == float(reference),
+        })  # fmt: skip
+    assert [e["reference_answer"] for e in expected] == ["72", "10"]
+    assert [e["final_correct"] for e in expected] == [True, False]  # 72; 12.5 is not 10
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(GSM8K), "-o", str(out), "--no-cache"]) == 0
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [{k: r[k] for k in expected[0]} for r in records] == expected
+
+
 def test_lm_eval_problem_ids_by_the_field_map(tmp_path: Path) -> None:
     got = _scored(SAMPLES, tmp_path, "--map", "problem_id=doc_id")
     assert sorted({r["problem_id"] for r in got}) == ["0", "1", "2"]
 
 
-def test_lm_eval_without_its_results_file_takes_the_folder_as_the_model(tmp_path: Path) -> None:
+def test_lm_eval_without_its_results_file_takes_the_folder_as_the_model(
+    tmp_path: Path, monkeypatch
+) -> None:
     folder = tmp_path / "org__model-7b"
     folder.mkdir()
     shutil.copy(SAMPLES, folder / SAMPLES.name)
@@ -183,13 +215,17 @@ def test_lm_eval_without_its_results_file_takes_the_folder_as_the_model(tmp_path
     assert {t.model for t in loaded.trajectories} == {"org__model-7b"}
     assert len(loaded.trajectories) == 6 and loaded.issues == ()
 
+    # named from inside the folder, as `dagmath score samples_x.jsonl` there does
+    monkeypatch.chdir(folder)
+    assert {t.model for t in load_paths([Path(SAMPLES.name)]).trajectories} == {"org__model-7b"}
+
 
 def test_a_folder_of_logs_reads_each_and_the_results_file_as_a_companion() -> None:
     loaded = load_paths([ECO])
-    assert len(loaded.trajectories) == 3 + 4 + 6
+    assert len(loaded.trajectories) == 3 + 4 + 6 + 2
     assert format_of(RESULTS).kind == "companion"
-    # the one issue is the free-form log's line; the results file raises none
-    assert [Path(i.file).name for i in loaded.issues] == [FREE.name]
+    # the free-form logs' lines, one each; the results file raises none
+    assert sorted(Path(i.file).name for i in loaded.issues) == [FREE.name, REASONING.name]
 
 
 def test_a_free_form_inspect_log_gives_one_line_naming_the_command(tmp_path, capsys) -> None:
@@ -340,3 +376,26 @@ def test_the_eval_zip_caps_are_kept(monkeypatch) -> None:
     assert loaded.trajectories == ()
     (issue,) = loaded.issues
     assert issue.location == "file" and "inflate to over" in issue.message
+
+
+def test_a_reasoning_models_thinking_is_the_chain_depends_reads() -> None:
+    """inspect_ai logs a reasoning model's thinking as a ``reasoning`` part beside the
+    ``text`` part: the thinking is the chain split into steps (the text would be only the
+    answer), the answer after it is the final step; redacted reasoning holds no text."""
+    _spec, samples = _inspect_log(REASONING)
+    parts = {
+        str(s["id"]): [m for m in s["messages"] if m["role"] == "assistant"][-1]["content"]
+        for s in samples
+    }
+    chains = {c.problem_id: c for c in read_chains(REASONING)}
+    assert sorted(chains) == sorted(parts) == ["r1", "r2"]
+    (thinking,) = [p["reasoning"] for p in parts["r1"] if p["type"] == "reasoning"]
+    (text,) = [p["text"] for p in parts["r1"] if p["type"] == "text"]
+    r1 = chains["r1"].steps
+    assert len(r1) == 4 and " ".join(r1[:-1]) == thinking  # three sentences of thinking
+    boxed = re.search(r"\\boxed\{(\d+)\}", text).group(1)
+    assert r1[-1] == f"The final answer is $\\boxed{{{boxed}}}$."
+    assert chains["r1"].source_answer == boxed == chains["r1"].reference_answer
+    assert [p["redacted"] for p in parts["r2"] if p["type"] == "reasoning"] == [True]
+    (text,) = [p["text"] for p in parts["r2"] if p["type"] == "text"]
+    assert chains["r2"].steps == (text,)

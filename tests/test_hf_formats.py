@@ -135,6 +135,22 @@ def test_report_takes_the_map_too(tmp_path: Path, capsys) -> None:
     assert main(["report", str(HF / "math500_shaped.json"), "--map", MATH500_MAP]) == 0
 
 
+def test_a_map_naming_a_field_no_record_has_is_said_once(tmp_path: Path, capsys) -> None:
+    """A misspelt column would otherwise change nothing without a word (every record's
+    problem id falling back to the file's stem)."""
+    path = HF / "math500_shaped.json"
+    loaded = load_paths([path], fields=FieldMap.parse("problem_id=uniq_id,answer=answer"))
+    assert [(i.severity, i.message) for i in loaded.issues] == [
+        ("warning", "--map problem_id=uniq_id: no record has the field 'uniq_id'; "
+                    "problem_id read as if unmapped")
+    ]  # fmt: skip
+    assert len(loaded.trajectories) == len(_rows(path))
+    assert load_paths([path], fields=FieldMap.parse(MATH500_MAP)).issues == ()
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(path), "-o", str(out), "--no-cache", "--map", "problem_id=uid"]) == 0
+    assert "no record has the field 'uid'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [

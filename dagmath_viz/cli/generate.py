@@ -28,7 +28,12 @@ BACKOFF_ENV = "DAGMATH_RETRY_BASE_SECONDS"
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("problems", metavar="PROBLEMS", help="problems: .jsonl, .json or .csv")
+    parser.add_argument(
+        "problems",
+        metavar="PROBLEMS",
+        help="problems: .jsonl, .json, .csv, .ndjson, .jsonl.gz or .parquet (Hugging Face's "
+        "to_json and to_parquet output too)",
+    )
     _server_options(parser)
     parser.add_argument(
         "--map",
@@ -267,8 +272,10 @@ def _register_depends(subparsers) -> None:
     dep.add_argument(
         "input",
         metavar="INPUT",
-        help="records (.jsonl or .json: a problem and a free-form solution each), a Thought "
-        "Anchors base_solution.json (problem.json beside it), or a folder of those",
+        help="records with a problem and a free-form solution each (.jsonl, .json, or any "
+        "file of records dagmath score reads: .ndjson, .jsonl.gz, .parquet, an inspect_ai "
+        ".eval/.json log, an lm-eval samples file), a Thought Anchors base_solution.json "
+        "(problem.json beside it), or a folder of those",
     )
     _server_options(dep)
     dep.add_argument(
@@ -379,6 +386,12 @@ def _policy(args: argparse.Namespace):
     )
 
 
+def _file_stem(path: str) -> str:
+    from dagmath_viz.generation.problems import file_stem
+
+    return file_stem(path)
+
+
 def _problems(args: argparse.Namespace) -> list:
     from dagmath_viz.generation.problems import read_problems
 
@@ -436,7 +449,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         system_prompt, source = DEFAULT_SYSTEM_PROMPT, "default"
     config = GenerateConfig(
         **_server_settings(args),
-        dataset=args.dataset or Path(args.problems).stem,
+        dataset=args.dataset or _file_stem(args.problems),
         system_prompt=system_prompt,
         system_prompt_source=source,
         samples=args.samples,
@@ -486,7 +499,7 @@ def cmd_gold(args: argparse.Namespace) -> int:
     config = GoldConfig(
         **_server_settings(args),
         edge_model=args.edge_model or args.model,
-        dataset=args.dataset or Path(args.problems).stem,
+        dataset=args.dataset or _file_stem(args.problems),
         stage_attempts=args.stage_attempts,
     )
     summary = run_gold(problems, config, _stream())

@@ -159,14 +159,28 @@ def domain_text(value: Any) -> str | None:
 
 
 def answer_text(value: Any) -> str | None:
-    """An answer as text (``12.0`` is ``12``); None for anything that is not a scalar."""
+    """An answer as text (``12.0`` is ``12``); None for anything that is not a scalar.
+
+    GSM8K's answers are the worked solution, then ``#### <number>`` (and lm-eval's own
+    gsm8k task logs that whole text as the target): such an answer is the text after its
+    last ``####``, as ``dagmath generate`` reads a problem file.
+
+    >>> answer_text("48/2 = <<48/2=24>>24\\n#### 72"), answer_text(12.0)
+    ('72', '12')
+    """
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, str) and GSM8K_MARK in value:
+        return value.rsplit(GSM8K_MARK, 1)[1].strip()
     if isinstance(value, str | int | float):
         return str(value).strip()
     return None
+
+
+#: What ends a GSM8K answer's worked solution: the final answer follows it.
+GSM8K_MARK = "####"
 
 
 def difficulty(value: Any) -> float | None:

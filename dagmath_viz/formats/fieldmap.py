@@ -7,6 +7,7 @@ parsed, in every format that holds JSON records (JSON, JSON Lines, Hugging Face 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,3 +79,17 @@ class FieldMap:
         if isinstance(document, list):
             return [self.apply(r) for r in document]
         return self.apply(document)
+
+    def unmatched(self, documents: Iterable[Any]) -> list[tuple[str, str]]:
+        """The pairs whose field no record of ``documents`` (records, or lists of them)
+        has: a misspelt column, which would otherwise change nothing without a word.
+
+        >>> FieldMap.parse("problem_id=uid,answer=ans").unmatched([[{"uid": 1}], {"x": 2}])
+        [('answer', 'ans')]
+        """
+        seen: set[str] = set()
+        for doc in documents:
+            for record in doc if isinstance(doc, list) else [doc]:
+                if isinstance(record, dict):
+                    seen.update(record)
+        return [(ours, theirs) for ours, theirs in self.pairs if theirs not in seen]

@@ -16,7 +16,12 @@ reference answer (the first, when a list gives several) and the last assistant m
 the reply, read by :func:`dagmath_viz.formats.replies.solution_steps` exactly as
 ``dagmath generate`` reads a reply. A reply without DAG-MATH steps is kept as free text
 (``solution``, the field ``dagmath depends`` reads a chain from): the file then says once
-that its replies are free-form, and ``dagmath depends`` reads the log as it stands.
+that its replies are free-form, and ``dagmath depends`` reads the log as it stands. A
+reasoning model's thinking, which inspect_ai logs as a ``reasoning`` part of the message
+apart from its ``text``, is that free text's chain of thought: the solution is
+``<think>THINKING</think>`` then the text, as an R1-style model writes it, so ``depends``
+splits the thinking and finds the answer after it (redacted reasoning, which holds no
+text, is left out).
 """
 
 from __future__ import annotations
@@ -208,8 +213,8 @@ def _record(sample: Any, spec: dict) -> Any:
     if not isinstance(sample, dict):
         return InputError(f"sample is {type(sample).__name__}, expected an object")
     name = f"sample {short_repr(sample.get('id'), 80)} epoch {short_repr(sample.get('epoch'), 20)}"
-    reply = _last_reply(sample)
-    if reply is None:
+    reply, thinking = _last_reply(sample)
+    if reply is None and thinking is None:
         error = sample.get("error")
         if isinstance(error, dict):
             error = _text(error.get("message"))
@@ -224,11 +229,13 @@ def _record(sample: Any, spec: dict) -> Any:
         "problem_text": _input_text(sample.get("input")),
         "answer": _target(sample.get("target")),
     }
-    steps = solution_steps(reply)
-    if steps is None:
-        record["solution"] = reply  # free-form: said once for the file; depends reads it
-    else:
+    steps = None if reply is None else solution_steps(reply)
+    if steps is not None:
         record["steps"] = steps
+    elif thinking is not None:  # free-form, the model's thinking apart: R1's own spelling
+        record["solution"] = f"<think>{thinking}</think>\n{reply or ''}".rstrip()
+    else:
+        record["solution"] = reply  # free-form: said once for the file; depends reads it
     return record
 
 
@@ -252,17 +259,33 @@ def _messages(value: Any) -> Iterator[dict]:
     return (m for m in value if isinstance(m, dict)) if isinstance(value, list) else iter(())
 
 
-def _last_reply(sample: dict) -> str | None:
-    """The last assistant message of the sample's conversation (else its output)."""
+def _reasoning(content: Any) -> str | None:
+    """The ``reasoning`` parts of a content list that are not redacted, joined."""
+    if not isinstance(content, list):
+        return None
+    parts = [
+        p.get("reasoning")
+        for p in content
+        if isinstance(p, dict) and p.get("type") == "reasoning" and not p.get("redacted")
+    ]
+    texts = [p for p in parts if isinstance(p, str) and p.strip()]
+    return "\n\n".join(texts) if texts else None
+
+
+def _last_reply(sample: dict) -> tuple[str | None, str | None]:
+    """(text, thinking) of the last assistant message of the sample's conversation (else
+    of its output)."""
     replies = [m for m in _messages(sample.get("messages")) if m.get("role") == "assistant"]
-    if replies:
-        return _text(replies[-1].get("content"))
-    output = sample.get("output")
-    choices = output.get("choices") if isinstance(output, dict) else None
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        message = choices[0].get("message")
-        return _text(message.get("content")) if isinstance(message, dict) else None
-    return None
+    message: Any = replies[-1] if replies else None
+    if message is None:
+        output = sample.get("output")
+        choices = output.get("choices") if isinstance(output, dict) else None
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = choices[0].get("message")
+    if not isinstance(message, dict):
+        return None, None
+    content = message.get("content")
+    return _text(content), _reasoning(content)
 
 
 def _input_text(value: Any) -> str | None:

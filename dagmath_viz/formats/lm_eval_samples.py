@@ -135,7 +135,7 @@ def _model(path: Path, date: str | None) -> str:
             for value in (name, pretrained):
                 if isinstance(value, str) and value.strip():
                     return value.strip()
-    return path.parent.name or "model"
+    return path.parent.name or path.absolute().parent.name or "model"  # `samples_*.jsonl` in cwd
 
 
 def _records(line: dict, model: str, task: str | None) -> Any:

@@ -42,6 +42,7 @@ __all__ = [
     "ROWS",
     "Documents",
     "FREE_FORM",
+    "FREE_FORM_LEAD",
     "REPLY_FIELDS",
     "is_free_form",
     "by_suffix",
@@ -74,8 +75,10 @@ REPLY_FIELDS = (
     "chain_of_thought", "messages",
 )  # fmt: skip
 #: The one issue a file raises for its replies without DAG-MATH steps (:func:`is_free_form`).
+#: How the one line of a file of free-form replies starts (pages look for it).
+FREE_FORM_LEAD = "free-form chain of thought"
 FREE_FORM = (
-    "free-form chain of thought: no numbered steps; convert it with `dagmath depends` "
+    FREE_FORM_LEAD + ": no numbered steps; convert it with `dagmath depends` "
     "({n} record{s} not read as trajectories)"
 )
 
@@ -134,13 +137,25 @@ def read_records(
     except InputError as exc:
         return FileLoad([], [], [LoadIssue(str(path), "file", str(exc))])
     del data
+    unmatched = []
     if fields is not None:
+        unmatched = [_unmatched_field(path, pair) for pair in fields.unmatched(d for _, d in docs)]
         docs = [jsonio.Document(where, fields.apply_all(doc)) for where, doc in docs]
     if is_logic_program_file([doc for _where, doc in docs]):
         return FileLoad([], [], [_logic_program_file(path)])
     if _unrecognised(docs):
-        return FileLoad([], [], [_not_a_trajectory_file(path)])
-    return _read_documents(path, docs, context)
+        return FileLoad([], [], [*unmatched, _not_a_trajectory_file(path)])
+    load = _read_documents(path, docs, context)
+    return FileLoad(load.trajectories, load.scored, [*unmatched, *load.issues])
+
+
+def _unmatched_field(path: Path, pair: tuple[str, str]) -> LoadIssue:
+    """A map's field that no record of the file has: said once for the file."""
+    ours, theirs = pair
+    message = (
+        f"--map {ours}={theirs}: no record has the field {theirs!r}; {ours} read as if unmapped"
+    )
+    return LoadIssue(str(path), "", message, "warning")
 
 
 def _read_documents(path: Path, docs: list[jsonio.Document], ctx: FileContext) -> FileLoad:

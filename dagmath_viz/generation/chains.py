@@ -42,6 +42,7 @@ from typing import Any
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import extract_boxed
 from dagmath_viz.formats.registry import documents_of, record_form
+from dagmath_viz.generation.problems import file_stem
 from dagmath_viz.schema import InputError
 
 __all__ = [
@@ -176,7 +177,8 @@ def read_chains(
             f: (field_map[f],) if field_map and f in field_map else names
             for f, names in CHAIN_FIELDS.items()
         }
-        chains = _records(path, columns, model or path.stem, dataset or path.stem, use_chunks)
+        stem = file_stem(path)
+        chains = _records(path, columns, model or stem, dataset or stem, use_chunks)
     elif not path.exists():
         raise InputError(f"{path}: {jsonio.NO_SUCH_FILE}")
     else:

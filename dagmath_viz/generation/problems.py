@@ -1,4 +1,7 @@
-"""Read the problems to send to a model: JSONL, JSON or CSV, validated before any request.
+"""Read the problems to send to a model, validated before any request: JSONL, JSON, CSV, and
+the Hugging Face file forms (``Dataset.to_json()``'s JSON Lines in a ``.json`` file,
+``.ndjson``, ``.jsonl.gz``, ``.parquet``: GSM8K is published as Parquet), each read as the
+format registry reads it.
 
 Accepted fields: ``problem_id`` (or ``id``), ``problem`` (or ``problem_text``), and the
 optional ``answer``, ``difficulty`` and ``solution`` (the reference solution ``dagmath gold``
@@ -25,9 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from dagmath_viz import jsonio
+from dagmath_viz.formats.records import LINES
+from dagmath_viz.formats.registry import documents_of, record_form
 from dagmath_viz.schema import InputError
 
-__all__ = ["FIELDS", "Problem", "parse_field_map", "read_problems", "safe_name"]
+__all__ = [
+    "FIELDS",
+    "PROBLEM_FILES",
+    "Problem",
+    "file_stem",
+    "parse_field_map",
+    "read_problems",
+    "safe_name",
+]
 
 #: Longest problem id accepted: it becomes part of a file name.
 MAX_ID_CHARS = 100
@@ -45,6 +58,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "solution": ("solution",),
 }
 _FIELD_ALIASES = {"problem": "problem_text", "id": "problem_id"}
+#: Problem files read a record a line (or a row) through the format registry.
+_ROW_FILES = (".ndjson", ".jsonl.gz", ".parquet")
+#: What a problems file may be, in words.
+PROBLEM_FILES = ".jsonl, .json, .csv, .ndjson, .jsonl.gz or .parquet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +128,19 @@ def safe_name(name: str) -> str:
     return _UNSAFE_NAME.sub("_", name.strip()).lstrip(".") or "_"
 
 
+def file_stem(path: str | Path) -> str:
+    """A file's name without its ending, ``.jsonl.gz`` whole: the default data-set name.
+
+    >>> file_stem("data/gsm8k_test.jsonl.gz"), file_stem("math500.jsonl")
+    ('gsm8k_test', 'math500')
+    """
+    name = Path(path).name
+    gz = next((e for e in _ROW_FILES if "." in e[1:] and name.lower().endswith(e)), None)
+    return name[: -len(gz)] if gz else Path(name).stem
+
+
 def read_problems(path: str | Path, field_map: dict[str, str] | None = None) -> list[Problem]:
-    """Every problem in ``path`` (``.jsonl``, ``.json`` or ``.csv``), validated.
+    """Every problem in ``path`` (see :data:`PROBLEM_FILES`), validated.
 
     ``field_map`` (from :func:`parse_field_map`) names the columns our fields are read from.
 
@@ -131,12 +159,14 @@ def read_problems(path: str | Path, field_map: dict[str, str] | None = None) -> 
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}: byte {exc.start}: not valid UTF-8") from None
         rows = _csv_rows(path, text, columns, index_ids)
-    elif suffix == ".jsonl":
-        rows = _jsonl_rows(path, data)
+    elif suffix == ".jsonl" or (suffix == ".json" and record_form(path) == LINES):
+        rows = _jsonl_rows(path, data)  # Dataset.to_json() writes JSON Lines in a .json file
     elif suffix == ".json":
         rows = _json_rows(path, data)
+    elif path.name.lower().endswith(_ROW_FILES):
+        rows = _document_rows(path, data)
     else:
-        raise InputError(f"{path}: expected a .jsonl, .json or .csv file of problems")
+        raise InputError(f"{path}: expected a {PROBLEM_FILES} file of problems")
     problems: list[Problem] = []
     seen: dict[str, str] = {}
     files: dict[str, tuple[str, str]] = {}
@@ -167,6 +197,20 @@ def _jsonl_rows(path: Path, data: bytes) -> list[tuple[str, Any]]:
         if isinstance(value, InputError):  # stop at the first bad line: nothing is sent
             raise InputError(f"{path}: {value}")
         rows.append((where, value))
+    return rows
+
+
+def _document_rows(path: Path, data: bytes) -> list[tuple[str, Any]]:
+    """The records of a file the registry reads a record a line or row (``line N``,
+    ``row N``), stopping at the first bad one (nothing is sent)."""
+    rows = []
+    try:
+        for where, value in documents_of(path, data):
+            if isinstance(value, InputError):
+                raise value
+            rows.append((where or "record 1", value))
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
     return rows
 
 

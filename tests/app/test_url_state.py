@@ -70,3 +70,27 @@ def test_the_trajectories_page_keeps_its_filters_in_the_address(monkeypatch, log
     at2 = on_page(at2, "pages/trajectories.py")
     assert at2.multiselect(key="tt_models").value == []
     assert at2.number_input(key="tt_min_steps").value == 7  # clamped to the shortest walk
+
+
+def _shown(at) -> tuple[int, int]:
+    """(shown, total) from the Trajectories page's count line."""
+    (line,) = [c.value for c in at.caption if " trajectories · click a row" in c.value]
+    shown, total = re.match(r"([\d,]+) of ([\d,]+) trajectories", line).groups()
+    return int(shown.replace(",", "")), int(total.replace(",", ""))
+
+
+def test_filters_start_afresh_on_another_data_source(monkeypatch, logcount):
+    """A step range set on one source was kept, clamped into the next source's range:
+    2-3 steps on one file became 7-7 on the bundled sample, hiding all but 11 of 4,430."""
+    at = on_page(app_on(monkeypatch, logcount), "pages/trajectories.py")
+    assert _shown(at) == (5, 5)
+    at.number_input(key="tt_max_steps").set_value(8).run()
+    assert _shown(at) == (1, 5)  # the wrong walk, 7 steps
+    at.radio(key="data_source").set_value("Bundled sample data").run()
+    shown, total = _shown(at)
+    assert shown == total > 5
+    assert at.query_params.get("max") is None
+    at.radio(key="data_source").set_value(at.radio(key="data_source").options[0]).run()
+    assert _shown(at) == (5, 5)
+    assert (at.number_input(key="tt_min_steps").value, at.number_input(key="tt_max_steps").value) \
+        == (7, 10)  # the walks' 7, 9 and 10 steps  # fmt: skip

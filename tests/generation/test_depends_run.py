@@ -6,6 +6,7 @@ import csv
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -99,6 +100,45 @@ def test_real_free_form_chains_become_legal_trajectories_that_score(
         assert depends["prompt_digest"].startswith("sha256:")
     (manifest,) = (out / ".dagmath" / "runs").glob("*-depends.json")
     assert json.loads(manifest.read_text())["chains_written"] == 20
+
+
+def test_one_real_chain_through_the_command_opens_on_the_trajectory_page(
+    tmp_path, serve, fast_backoff, thought_anchors_data, monkeypatch
+):
+    """One base_solution.json's text (the incorrect solution of problem 2189: its last
+    chunk boxes nothing) through `dagmath depends`, then the app's Trajectory page on the
+    output: the published chunks as steps, the source's answer as an added final step,
+    every step but the first citing the one before (the scripted labeller), no dead end,
+    and the source's own grade."""
+    import streamlit as st
+
+    from tests.app.helpers import app_on, on_page
+
+    folder = thought_anchors_data / "deepseek-r1-distill-qwen-14b" / "incorrect_base_solution"
+    base = folder / "problem_2189" / "base_solution.json"
+    source = json.loads(base.read_text())
+    chunks = [c["chunk"] for c in json.loads((base.parent / "chunks_labeled.json").read_text())]
+    assert "\\boxed" not in chunks[-1] and source["is_correct"] is False
+    server = serve(Labeller(), models=["lab"])
+    out = tmp_path / "out"
+    assert run_cli(*_args(server, base, out, "--batch-steps", "25")) == 0
+    assert sorted(asked_span(r.body) for r in server.chat_requests()) == [
+        (1, 25), (26, 50), (51, 61)
+    ]  # fmt: skip
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    query = {"model": "deepseek-r1-distill-qwen-14b", "dataset": "thought-anchors",
+             "problem": "2189", "sample": "1"}  # fmt: skip
+    at = on_page(app_on(monkeypatch, out, **query), "pages/trajectory.py")
+    html = at.get("iframe")[0].proto.srcdoc
+    data = json.loads(re.search(r'id="dm-data">(.*?)</script>', html, re.S).group(1))
+    answer_step = f"The final answer is $\\boxed{{{source['answer']}}}$."
+    assert [n["text"] for n in data["nodes"]] == [*chunks, answer_step]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Steps / edges"] == f"{len(chunks) + 1} / {len(chunks)}"
+    assert metrics["Dead ends"] == "0"
+    assert metrics["Final answer"] == "wrong"  # 420, against the reference 588
 
 
 def test_a_long_chain_goes_in_batches_that_show_earlier_steps_short(tmp_path, serve, fast_backoff):

@@ -4,9 +4,12 @@ sampling knobs researchers use (issue 31 item 2), each checked on what reaches t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
-from gen_helpers import ScriptedModel, problem_text, read_samples, run_cli
+from gen_fake_server import reply
+from gen_helpers import ScriptedModel, problem_text, read_samples, run_cli, solution
 
 from dagmath_viz.generation.problems import parse_field_map, read_problems
 
@@ -82,6 +85,66 @@ def test_a_gsm8k_shaped_file_runs_with_map_and_row_numbers(tmp_path, serve, fast
     assert [(a["problem_id"], a["answer"]) for a in answers] == [(0, "7"), (1, "15"), (2, "21")]
     verdicts = sorted((r["problem_id"], r["final_correct"]) for r in _scored(out, tmp_path))
     assert verdicts == [("0", True), ("1", False), ("2", True)]
+
+
+#: Problem files as Hugging Face's ``datasets`` writes them (tests/fixtures/hf, made by
+#: make_hf_fixtures.py): to_json's JSON Lines in a .json file (``/`` written ``\\/``) and
+#: to_parquet, the form GSM8K is published in.
+HF = Path(__file__).parents[1] / "fixtures" / "hf"
+
+
+def _hf_rows(path: Path) -> list[dict]:
+    """The file's rows, read with pyarrow or json alone."""
+    if path.suffix == ".parquet":
+        return pq.read_table(path).to_pylist()
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _answering(replies: dict[str, str]):
+    """A server script that answers each problem text with its boxed answer."""
+
+    def script(body: dict):
+        user = body["messages"][-1]["content"]
+        text = user.split("Problem: ", 1)[1].rsplit("\n\nSolution:", 1)[0]
+        return reply(json.dumps(solution(1, replies[text])))
+
+    return script
+
+
+@pytest.mark.parametrize("name", ["gsm8k_shaped.parquet", "gsm8k_shaped.json"])
+def test_a_gsm8k_file_as_datasets_writes_it_runs_with_map(name, tmp_path, serve, fast_backoff):
+    path = HF / name
+    rows = _hf_rows(path)
+    finals = [row["answer"].rsplit("####", 1)[1].strip() for row in rows]
+    replies = {row["question"]: final for row, final in zip(rows, finals, strict=True)}
+    replies[rows[-1]["question"]] += "0"  # the last one answered wrong
+    server = serve(_answering(replies))
+    out = tmp_path / "out"
+    assert run_cli("generate", path, "--base-url", server.base_url, "--model", "m",
+                   "--map", "problem_text=question,answer=answer", "-o", out) == 0  # fmt: skip
+    folder = out / "m" / "gsm8k_shaped"
+    files = read_samples(folder)
+    assert sorted(files) == [f"problem_{k}_all_samples.json" for k in range(len(rows))]
+    assert [files[f"problem_{k}_all_samples.json"][0]["problem_text"] for k in range(len(rows))] \
+        == [row["question"] for row in rows]  # fmt: skip
+    answers = [json.loads(line) for line in (folder / "answers.jsonl").read_text().splitlines()]
+    assert [(a["problem_id"], a["answer"]) for a in answers] == list(enumerate(finals))
+    verdicts = sorted((r["problem_id"], r["final_correct"]) for r in _scored(out, tmp_path))
+    assert verdicts == [(str(k), k != len(rows) - 1) for k in range(len(rows))]
+
+
+def test_a_math500_file_as_to_json_writes_it_runs_with_map(tmp_path, serve, fast_backoff):
+    path = HF / "math500_shaped.json"
+    assert "test\\/algebra\\/1.json" in path.read_text(encoding="utf-8")  # as datasets wrote it
+    rows = _hf_rows(path)
+    server = serve(_answering({row["problem"]: row["answer"] for row in rows}))
+    out = tmp_path / "out"
+    assert run_cli("generate", path, "--base-url", server.base_url, "--model", "m",
+                   "--map", "problem_id=unique_id,problem_text=problem,answer=answer",
+                   "-o", out) == 0  # fmt: skip
+    verdicts = sorted((r["problem_id"], r["final_correct"]) for r in _scored(out, tmp_path))
+    assert verdicts == sorted((row["unique_id"], True) for row in rows)
+    assert {r["dataset"] for r in _scored(out, tmp_path)} == {"math500_shaped"}
 
 
 def test_a_map_reads_csv_columns_too(tmp_path):

@@ -96,7 +96,16 @@ def test_problems_from_jsonl_json_and_csv_agree(tmp_path):
         ("p.csv", "id,question\n1,x\n", "p.csv: line 1: the CSV needs the columns"),
         ("p.csv", 'id,problem\n1,"multi\nline"\n2,\n', "p.csv: line 4: no problem text"),
         ("p.jsonl", "", "p.jsonl: no problems found"),
-        ("p.txt", "x", "p.txt: expected a .jsonl, .json or .csv file"),
+        ("p.txt", "x", "p.txt: expected a .jsonl, .json, .csv, .ndjson, .jsonl.gz or .parquet"),
+        ("p.ndjson", '{"id": 1, "problem": "x"}\n{"id": 2,\n', "p.ndjson: line 2, column"),
+        ("p.parquet", "not parquet", "p.parquet: not a readable Parquet file"),
+        ("p.jsonl.gz", "not gzip", "p.jsonl.gz: not a readable gzip file"),
+        # to_json's JSON Lines in a .json file: a bad line is named as in a .jsonl
+        (
+            "p.json",
+            '{"id": 1, "problem": "x"}\n{"id": 1, "problem": "y"}\n',
+            "p.json: line 2: problem id '1' repeats the one at line 1",
+        ),
     ],
 )
 def test_bad_problems_files_are_located(tmp_path, name, content, message):
