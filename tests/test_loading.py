@@ -159,6 +159,55 @@ def test_official_layout_names_model_and_dataset_from_folders(tmp_path: Path) ->
     assert (t.model, t.dataset, t.problem_id) == ("qwen", "aime24", "5")
 
 
+def _score_from(cwd: Path, name: str, out: Path) -> list[tuple]:
+    """(model, dataset, problem_id, sample_id) of each record `dagmath score NAME` writes, run
+    in CWD (a subprocess, so the working folder is really that one), to OUT outside the data."""
+    subprocess.run(
+        [sys.executable, "-m", "dagmath_viz", "score", "-q", name, "-o", str(out)],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+    keys = ("model", "dataset", "problem_id", "sample_id")
+    return [tuple(json.loads(x)[k] for k in keys) for x in out.read_text().splitlines()]
+
+
+def test_names_do_not_depend_on_the_folder_it_is_run_from(tmp_path: Path) -> None:
+    # the same files named from their own folder and from above it: the names come from the
+    # folders they are in, never from how the path was written (a bare name has no folder)
+    official = write_json(tmp_path / "qwen" / "aime24" / "problem_5_all_samples.json", [sample(5)])
+    rows = write_json(tmp_path / "math500" / "rows.json", [dict(sample(7), model="m")])
+    assert _score_from(official.parent, official.name, tmp_path / "out1.jsonl") == [
+        ("qwen", "aime24", "5", 0)
+    ]
+    assert _score_from(tmp_path, "qwen", tmp_path / "out2.jsonl") == [("qwen", "aime24", "5", 0)]
+    assert _score_from(rows.parent, rows.name, tmp_path / "out3.jsonl") == [
+        ("m", "math500", "7", 0)
+    ]
+    assert _score_from(tmp_path, "math500/rows.json", tmp_path / "out4.jsonl") == [
+        ("m", "math500", "7", 0)
+    ]
+
+
+def test_thought_anchors_chain_named_from_its_own_folder(tmp_path: Path) -> None:
+    # the layout <model>/<correct|incorrect>_base_solution/problem_<id>/chunks_labeled.json,
+    # here with one two-chunk chain; run from inside problem_9 the model, id and sample are
+    # still read from the folders
+    folder = tmp_path / "r1" / "incorrect_base_solution" / "problem_9"
+    write_json(
+        folder / "chunks_labeled.json",
+        [
+            {"chunk_idx": 0, "chunk": "Let x = 2.", "depends_on": []},
+            {"chunk_idx": 1, "chunk": "So x + 1 = 3.", "depends_on": ["0"]},
+        ],
+    )
+    write_json(folder / "problem.json", {"problem": "x = 2; x + 1?", "gt_answer": "3"})
+    (named_inside,) = _score_from(folder, "chunks_labeled.json", tmp_path / "out5.jsonl")
+    (named_above,) = _score_from(tmp_path, "r1", tmp_path / "out6.jsonl")
+    assert named_inside == named_above
+    assert named_inside[0] == "r1" and named_inside[2:] == ("9", 1)
+
+
 NAMING_CASES = [
     # record fields, expected (model, dataset)
     pytest.param({}, ("qwen", "aime24"), id="from-folders"),

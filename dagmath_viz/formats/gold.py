@@ -28,5 +28,6 @@ def claims(path: Path) -> bool:
 def context(path: Path) -> FileContext:
     """The dataset is the folder, the problem id in the name."""
     match = NAME.match(path.name)
-    return FileContext(str(path), None, path.parent.name or "default",
+    folder = path.absolute().parent  # the same names from whichever folder it is named
+    return FileContext(str(path), None, folder.name or "default",
                        match.group(1) if match else None)  # fmt: skip

@@ -39,9 +39,10 @@ def claims(path: Path) -> bool:
 def context(path: Path) -> FileContext:
     """The model is the grandparent folder, the dataset the parent, the id in the name."""
     match = NAME.match(path.name)
+    folder = path.absolute().parent  # the same names from whichever folder it is named
     return FileContext(
         file=str(path),
-        model=path.parent.parent.name if match and path.parent.parent.name else None,
-        dataset=path.parent.name or "default",
+        model=folder.parent.name if match and folder.parent.name else None,
+        dataset=folder.name or "default",
         problem_id=match.group(1) if match else None,
     )

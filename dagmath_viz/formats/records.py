@@ -108,7 +108,8 @@ def documents_by_suffix(jsonl: str) -> Documents:
 
 def plain_context(path: Path) -> FileContext:
     """The context of a file whose name says nothing: its folder is the dataset."""
-    return FileContext(str(path), None, path.parent.name or "default", None)
+    folder = path.absolute().parent  # the same name from whichever folder it is named
+    return FileContext(str(path), None, folder.name or "default", None)
 
 
 def read_records(
@@ -243,7 +244,8 @@ def _model_from_path(path: Path, problem_id: Any) -> str:
     """
     if not path.stem.isdigit() or path.stem != str(problem_id):
         return path.stem
-    return path.parent.parent.name or path.parent.name or path.stem
+    folder = path.absolute().parent
+    return folder.parent.name or folder.name or path.stem
 
 
 def is_logic_program_file(documents: list) -> bool:

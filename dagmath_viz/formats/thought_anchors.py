@@ -78,11 +78,14 @@ def read(path: Path) -> FileLoad:
     steps = tuple(_ta_step(i, chunk, faults) for i, chunk in enumerate(chunks))
     level = problem.get("level")
     match = _LEVEL.match(level) if isinstance(level, str) else None
+    solution_folder = path.absolute().parent.parent  # named from whichever folder
     traj = Trajectory(
-        model=path.parent.parent.parent.name or "model",
+        model=solution_folder.parent.name or "model",
         dataset=THOUGHT_ANCHORS_DATASET,
-        problem_id=folder.group(1) if (folder := _TA_PROBLEM.match(path.parent.name)) else "",
-        sample_id=0 if path.parent.parent.name.startswith("correct") else 1,
+        problem_id=folder.group(1)
+        if (folder := _TA_PROBLEM.match(path.absolute().parent.name))
+        else "",
+        sample_id=0 if solution_folder.name.startswith("correct") else 1,
         steps=steps,
         problem_text=first_str(problem.get("problem")) or "",
         reference_answer=answer_text(problem.get("gt_answer")),
@@ -192,4 +195,5 @@ def claims_companion(path: Path) -> bool:
 
 
 def _in_ta_folder(path: Path) -> bool:
-    return bool(_TA_PROBLEM.match(path.parent.name) and _TA_SOLUTION.match(path.parent.parent.name))
+    folder = path.absolute().parent  # claimed from whichever folder it is named
+    return bool(_TA_PROBLEM.match(folder.name) and _TA_SOLUTION.match(folder.parent.name))
