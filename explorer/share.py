@@ -70,7 +70,7 @@ def trajectory_tools(traj: Trajectory, rec: Any) -> None:
     st.download_button(
         "Download as HTML (one offline file)",
         functools.partial(_trajectory_page, traj, dict(rec)),
-        file_name=f"trajectory-{_slug(rec['problem_id'])}-{int(rec['sample_id'])}.html",
+        file_name=f"trajectory-{slug(rec['problem_id'])}-{int(rec['sample_id'])}.html",
         mime="text/html",
         key="share_html",
         on_click="ignore",
@@ -89,8 +89,8 @@ def comparison_download(
     st.download_button(
         "Download this comparison as HTML (one offline file)",
         functools.partial(_comparison_page, ta, recs[0], tb, recs[1], shown, marks),
-        file_name=f"compare-{_slug(recs[0]['problem_id'])}-{_slug(recs[0]['model'])}-"
-        f"{int(recs[0]['sample_id'])}-{_slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
+        file_name=f"compare-{slug(recs[0]['problem_id'])}-{slug(recs[0]['model'])}-"
+        f"{int(recs[0]['sample_id'])}-{slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
         mime="text/html",
         key="share_compare_html",
         on_click="ignore",
@@ -224,6 +224,7 @@ def label_filter(
     return out
 
 
-def _slug(value: Any) -> str:
+def slug(value: Any) -> str:
+    """``value`` as a piece of a file name: letters, digits, ``-`` and ``_``, at most 40."""
     text = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(value))
     return text[:40] or "x"
