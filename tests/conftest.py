@@ -72,6 +72,19 @@ def thought_anchors_root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def mathgap_problems() -> Path:
+    """``../shared/data/mathgap-sample/problems.jsonl``: 155 word problems as text."""
+    return shared_file("mathgap-sample/problems.jsonl")
+
+
+@pytest.fixture(scope="session")
+def paper_examples() -> Path:
+    """``../shared/data/efficiency-paper-examples/examples.jsonl``: the efficiency paper's
+    Appendix D problems, each with a proof."""
+    return shared_file("efficiency-paper-examples/examples.jsonl")
+
+
+@pytest.fixture(scope="session")
 def data_dir() -> Path:
     """``tests/data``: the small hand-written fixture files."""
     return TEST_DATA
