@@ -89,7 +89,7 @@ def trajectory_tools(traj: Trajectory, rec: Any) -> None:
     trajectory's view."""
     from dagmath_viz.draw.pictures import find_chromium
 
-    stem = f"trajectory-{_slug(rec['problem_id'])}-{int(rec['sample_id'])}"
+    stem = f"trajectory-{slug(rec['problem_id'])}-{int(rec['sample_id'])}"
     cols = st.columns([2.3, 1.1, 1.1, 3], vertical_alignment="center")
     cols[0].download_button(
         "Download as HTML (one offline file)",
@@ -150,8 +150,8 @@ def comparison_download(
         functools.partial(
             _comparison_page, ta, recs[0], tb, recs[1], shown, marks, common.source_roots()
         ),
-        file_name=f"compare-{_slug(recs[0]['problem_id'])}-{_slug(recs[0]['model'])}-"
-        f"{int(recs[0]['sample_id'])}-{_slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
+        file_name=f"compare-{slug(recs[0]['problem_id'])}-{slug(recs[0]['model'])}-"
+        f"{int(recs[0]['sample_id'])}-{slug(recs[1]['model'])}-{int(recs[1]['sample_id'])}.html",
         mime="text/html",
         key="share_compare_html",
         on_click="ignore",
@@ -322,6 +322,7 @@ def label_filter(
     return out
 
 
-def _slug(value: Any) -> str:
+def slug(value: Any) -> str:
+    """``value`` as a piece of a file name: letters, digits, ``-`` and ``_``, at most 40."""
     text = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(value))
     return text[:40] or "x"

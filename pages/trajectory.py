@@ -7,6 +7,7 @@ import streamlit as st
 from dagmath_viz.analysis import tables
 from dagmath_viz.analysis.align import GOLD_MODEL
 from dagmath_viz.analysis.label_density import label_density
+from dagmath_viz.analysis.step_fields import has_step_fields, step_fields_table
 from dagmath_viz.analysis.trajectory_table import trajectory_index
 from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import answer_markdown, counted, escape_markdown, math_markdown, plain
@@ -172,4 +173,22 @@ st.caption(
 with st.expander("Problem", expanded=False):
     st.markdown(math_markdown(traj.problem_text or "(no problem text)"))
 graph_view.typeset_steps(traj, dead, wanted_step, key="traj_typeset")
+if has_step_fields(traj):
+    with st.expander("Step fields", expanded=False):
+        step_fields = step_fields_table(traj, dead)
+        st.caption(
+            "The source's own values for each step (importance scores, accuracy, summary, "
+            "tags, …), one column each: click a column's header to sort by it."
+        )
+        st.dataframe(
+            step_fields,
+            hide_index=True,
+            width="stretch",
+            column_config={"text": st.column_config.TextColumn(width="medium")},
+        )
+        common.download(
+            step_fields,
+            f"step-fields-{share.slug(rec['problem_id'])}-{int(rec['sample_id'])}.csv",
+            "Download the step fields (CSV)",
+        )
 share.trajectory_tools(traj, rec)  # Download as HTML; labels (explorer/share.py)

@@ -53,6 +53,37 @@ def shared_data() -> Path:
     return path
 
 
+def shared_file(relative: str) -> Path:
+    """``../shared/data/<relative>``, resolved; skips the test when it is not there (fails
+    instead when ``DAGMATH_REQUIRE_SHARED=1``)."""
+    path = (SHARED_ROOT / "data" / relative).resolve()
+    if not path.exists():
+        reason = f"shared data not found at {path}"
+        if os.environ.get(REQUIRE_SHARED) == "1":
+            pytest.fail(f"{reason} and {REQUIRE_SHARED}=1", pytrace=False)
+        pytest.skip(f"{reason} (set {REQUIRE_SHARED}=1 to make this a failure)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def thought_anchors_root() -> Path:
+    """``../shared/data/thought-anchors`` (40 real chains in Thought Anchors' layout)."""
+    return shared_file("thought-anchors/deepseek-r1-distill-qwen-14b").parent
+
+
+@pytest.fixture(scope="session")
+def mathgap_problems() -> Path:
+    """``../shared/data/mathgap-sample/problems.jsonl``: 155 word problems as text."""
+    return shared_file("mathgap-sample/problems.jsonl")
+
+
+@pytest.fixture(scope="session")
+def paper_examples() -> Path:
+    """``../shared/data/efficiency-paper-examples/examples.jsonl``: the efficiency paper's
+    Appendix D problems, each with a proof."""
+    return shared_file("efficiency-paper-examples/examples.jsonl")
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """``tests/data``: the small hand-written fixture files."""

@@ -198,7 +198,9 @@ def test_a_problem_file_is_not_taken_for_free_form_replies(tmp_path: Path) -> No
     problems = tmp_path / "problems.jsonl"
     problems.write_text(json.dumps({"id": "p0", "text": "Ann has 3.", "answer": 3}) + "\n")
     (issue,) = load_paths([problems]).issues
-    assert issue.message == "not a trajectory file: layout not recognised"
+    assert issue.severity == "warning"  # the other lens's data, named as such
+    assert issue.message.startswith("skipped: the efficiency lens's word problems as text")
+    assert "`dagmath gsm solve --text " in issue.message
 
 
 def test_the_app_passes_the_map_on_to_its_data_source() -> None:

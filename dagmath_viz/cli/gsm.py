@@ -13,7 +13,16 @@ import json
 import sys
 from collections.abc import Sequence
 
-from dagmath_viz.cli.common import add_command, natural, positive, say
+from dagmath_viz.cli import common
+from dagmath_viz.cli.common import (
+    EXIT_OK,
+    EXIT_PARTIAL,
+    NothingLoadedError,
+    add_command,
+    natural,
+    positive,
+    say,
+)
 from dagmath_viz.logic.efficiency import STRATEGIES, efficiency_table, format_table
 from dagmath_viz.logic.export import DATASET, export_trajectories
 from dagmath_viz.logic.generator import IRRELEVANT, OVERLAPS, GeneratorConfig, generate_problems
@@ -83,6 +92,26 @@ def _text_records(path: str, run) -> list[dict]:
     return out
 
 
+#: How many unreadable records are named on stderr (all of them with ``--verbose``).
+MAX_ERRORS_SHOWN = 20
+
+
+def _unreadable(out: list[dict], source: str, output: str, what: str) -> int:
+    """Name the records that could not be read (stderr) and say how the command ends:
+    0 when every record was read, 4 (README, exit codes) when some were not but the others
+    were written; when none was, :class:`NothingLoadedError` (exit 3)."""
+    errors = [str(r["error"]) for r in out if "error" in r]
+    shown = len(errors) if common.VERBOSITY > 0 else MAX_ERRORS_SHOWN
+    for error in errors[:shown]:
+        say(f"dagmath: error: {error}")
+    if len(errors) > shown:
+        say(f"dagmath: ... {len(errors) - shown} more (all in {output}, or -v)")
+    if len(errors) == len(out):
+        found = f"none of its {len(out)} records could be read" if out else "it holds no record"
+        raise NothingLoadedError(f"nothing to {what}: {source}: {found}")
+    return EXIT_PARTIAL if errors else EXIT_OK
+
+
 def _solve_text(args: argparse.Namespace) -> int:
     from dagmath_viz.logic.modelproofs import solve_text_record
 
@@ -90,7 +119,7 @@ def _solve_text(args: argparse.Namespace) -> int:
     n = write_jsonl(args.output, out)
     bad = sum("error" in r for r in out)
     say(f"wrote {n} answers to {args.output} ({bad} unreadable)")
-    return 0
+    return _unreadable(out, args.problems, args.output, "solve")
 
 
 def _score_proofs(args: argparse.Namespace) -> int:
@@ -100,12 +129,12 @@ def _score_proofs(args: argparse.Namespace) -> int:
     n = write_jsonl(args.output, out)
     bad = sum("error" in r for r in out)
     say(f"wrote {n} scored proofs to {args.output} ({bad} unreadable)")
-    if args.export:
+    if args.export and bad < len(out):
         from dagmath_viz.logic.export import export_model_proofs
 
         files = export_model_proofs(out, args.export, args.dataset)
         say(f"wrote {len(files)} files under {args.export}")
-    return 0
+    return _unreadable(out, args.proofs, args.output, "score")
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ may also hold scored records (``dagmath score`` output, :mod:`dagmath_viz.format
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ __all__ = [
     "LINES",
     "LOGIC_MARKERS",
     "RECORD_MARKERS",
+    "TEXT_PROBLEMS",
+    "TEXT_PROOFS",
+    "efficiency_text_kind",
     "is_logic_program_file",
     "ROWS",
     "Documents",
@@ -145,6 +149,9 @@ def read_records(
     if is_logic_program_file([doc for _where, doc in docs]):
         return FileLoad([], [], [_logic_program_file(path)])
     if _unrecognised(docs):
+        kind = efficiency_text_kind([doc for _where, doc in docs])
+        if kind is not None:
+            return FileLoad([], [], [*unmatched, _efficiency_text_file(path, kind)])
         return FileLoad([], [], [*unmatched, _not_a_trajectory_file(path)])
     load = _read_documents(path, docs, context)
     return FileLoad(load.trajectories, load.scored, [*unmatched, *load.issues])
@@ -261,6 +268,53 @@ def _logic_program_file(path: Path) -> LoadIssue:
     """Only a warning: nothing of a trajectory is lost, so scoring a folder that holds
     both lenses' data (``sample_data/``) is complete."""
     note = "skipped: logic-program records (read by dagmath gsm and the Efficiency page)"
+    return LoadIssue(str(path), "", note, "warning")
+
+
+#: What :func:`efficiency_text_kind` answers: the efficiency lens's word problems given as
+#: text, and the same with a proof of each (the paper's Appendix D examples).
+TEXT_PROBLEMS, TEXT_PROOFS = "problems", "proofs"
+
+
+def efficiency_text_kind(documents: list) -> str | None:
+    """:data:`TEXT_PROOFS` when every record is a word problem with its proof as text
+    (``{"id", "text", "proof"}``: ``dagmath gsm score-proofs`` input, as in
+    ``../shared/data/efficiency-paper-examples``), :data:`TEXT_PROBLEMS` when every record
+    is a word problem as text (``{"id", "text"}``: ``dagmath gsm solve --text`` input, as
+    the authors' generator writes them in ``../shared/data/mathgap-sample``), else None.
+
+    >>> efficiency_text_kind([{"id": 1, "text": "Ann has 3 kites. How many?", "answer": 3}])
+    'problems'
+    >>> efficiency_text_kind([[{"id": 1, "text": "...", "proof": "1. Ann has 3 kites."}]])
+    'proofs'
+    >>> efficiency_text_kind([{"id": 1, "text": "..."}, {"id": 2, "steps": []}]) is None
+    True
+    """
+    items = [i for d in documents for i in (d if isinstance(d, list) else [d])]
+    if not items or not all(
+        isinstance(i, dict)
+        and "id" in i
+        and isinstance(i.get("text"), str)
+        and not (RECORD_MARKERS | LOGIC_MARKERS) & i.keys()
+        for i in items
+    ):
+        return None
+    return TEXT_PROOFS if all(isinstance(i.get("proof"), str) for i in items) else TEXT_PROBLEMS
+
+
+def _efficiency_text_file(path: Path, kind: str) -> LoadIssue:
+    """A warning naming the command that reads the file: it is the efficiency lens's data,
+    not a trajectory file, so nothing of a trajectory is lost (as :func:`_logic_program_file`)."""
+    if kind == TEXT_PROOFS:
+        what = 'word problems with proofs ({"id", "text", "proof"})'
+        command = "dagmath gsm score-proofs"
+    else:
+        what = 'word problems as text ({"id", "text"})'
+        command = "dagmath gsm solve --text"
+    note = (
+        f"skipped: the efficiency lens's {what}, not trajectories: read them with "
+        f"`{command} {shlex.quote(str(path))} -o OUT.jsonl` (or on the app's Efficiency page)"
+    )
     return LoadIssue(str(path), "", note, "warning")
 
 

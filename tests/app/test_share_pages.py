@@ -191,16 +191,27 @@ def test_the_run_report_shows_the_overview_pages_numbers(monkeypatch, tmp_path):
     data = GSM_BFS.parent  # the bundled sample runs, as the app's default source
     at = app_on(monkeypatch, data, timeout=180)
     assert not at.exception
-    on_screen = {tuple(map(str, d.value.columns)): d.value for d in at.dataframe}
+    # tables by their header, in page order: the models' leaderboard and the logic-program
+    # strategies' table below it share one header
+    on_screen: dict[tuple, list] = {}
+    for d in at.dataframe:
+        on_screen.setdefault(tuple(map(str, d.value.columns)), []).append(d.value)
     out = tmp_path / "report.html"
     assert main(["export-html", str(data), "--report", "--select", "none", "-o", str(out),
                  "-q"]) == 0  # fmt: skip
     found = page_tables(out.read_text(encoding="utf-8"))
     compared = 0
-    for name in ("leaderboard", "spread", "table1", "class_counts"):
+    for name, nth in (
+        ("leaderboard", 0),
+        ("strategies", 1),
+        ("spread", 0),
+        ("table1", 0),
+        ("class_counts", 0),
+    ):
         head = tuple(found[name][0])
         assert head in on_screen, (name, head, list(on_screen))
-        rows = [[shown(v) for v in row] for row in on_screen[head].itertuples(index=False)]
+        table = on_screen[head][nth]
+        rows = [[shown(v) for v in row] for row in table.itertuples(index=False)]
         assert found[name][1:] == rows, name
         compared += len(rows)
     assert compared > 16  # 16 leaderboard rows (10 models, some on two datasets) and more

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,30 @@ def test_typeset_list_is_off_until_asked_then_paged(monkeypatch):
     # 9 steps on one page: one header and one text per step (at least), no budget warning.
     assert len(at.markdown) >= before + 18
     assert not [w for w in at.warning if "Formula budget" in w.value]
+
+
+def _step_fields(at: AppTest) -> list:
+    return [e for e in at.expander if e.label == "Step fields"]
+
+
+def test_step_fields_table_on_thought_anchors_only(monkeypatch, tmp_path, thought_anchors_root):
+    # one chain, in the source's layout (copied out of ../shared, never into the repository)
+    chain = Path("deepseek-r1-distill-qwen-14b/correct_base_solution/problem_2238")
+    shutil.copytree(thought_anchors_root / chain, tmp_path / chain)
+    chunks = json.loads((tmp_path / chain / "chunks_labeled.json").read_text(encoding="utf-8"))
+    query = {"model": chain.parts[0], "problem": "2238", "sample": "0"}
+    at = _trajectory_page(monkeypatch, tmp_path, **query)
+    (section,) = _step_fields(at)
+    (table,) = section.dataframe
+    frame = table.value
+    assert len(frame) == len(chunks) == 60
+    assert frame["step"].tolist() == [c["chunk_idx"] for c in chunks]
+    assert frame["summary"].tolist() == [c["summary"] for c in chunks]
+    assert frame["accuracy"].tolist() == [float(c["accuracy"]) for c in chunks]
+    assert frame["accuracy"].dtype == float
+    assert "Download the step fields (CSV)" in [b.proto.label for b in at.get("download_button")]
+    # the bundled DAG-MATH data carries no per-step fields: no section
+    at = _trajectory_page(monkeypatch, None)
+    assert not at.exception
+    assert not _step_fields(at)
+    assert any(e.label == "Problem" for e in at.expander)

@@ -187,3 +187,35 @@ def test_quiet_silences_every_gsm_summary(tmp_path):
         )
         assert (quiet.returncode, quiet.stderr) == (0, ""), (argv, quiet.stderr)
     assert json.loads(scored.read_text("utf-8"))["exact_match"] is True
+
+
+@pytest.mark.parametrize("command", ["solve --text", "score-proofs"])
+def test_unreadable_records_set_the_exit_code(tmp_path, capsys, command):
+    """README's exit codes: 0 every record read, 4 some unreadable (the rest written, each
+    unreadable one named on stderr), 3 none could be read. Both commands said 0 for all three."""
+    good = {
+        "id": "g",
+        "text": "Ann has 3 kites. Bo has 2 kites more than Ann. How many kites does Bo have?",
+        "proof": "Ann has 3 kites. Bo has 2 kites more than Ann. So Bo has 5 kites.",
+    }
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    argv = [*command.split(), str(src), "-o", str(out)]
+
+    src.write_text(json.dumps(good) + "\n", "utf-8")
+    assert run(capsys, *argv)[0] == 0
+
+    src.write_text(json.dumps(good) + '\n{"id": "n"}\nnot json\n', "utf-8")
+    code, _, err = run(capsys, *argv)
+    assert code == 4
+    rows = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert [r["id"] for r in rows] == ["g", "n", None]
+    assert "error" not in rows[0] and "error" in rows[1] and "error" in rows[2]
+    assert f"dagmath: error: {src}: line 2: " in err
+    assert f"dagmath: error: {src}: line 3, column 1: invalid JSON" in err
+
+    src.write_text('{"id": "n"}\n', "utf-8")
+    code, _, err = run(capsys, *argv)
+    assert code == 3 and "none of its 1 records could be read" in err
+    src.write_text("", "utf-8")
+    code, _, err = run(capsys, *argv)
+    assert code == 3 and f"{src}: it holds no record" in err

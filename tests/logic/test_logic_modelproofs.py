@@ -214,7 +214,7 @@ def test_a_5000_digit_answer_is_a_per_record_error(tmp_path):
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     out = tmp_path / "scored.jsonl"
-    assert main(["score-proofs", str(path), "-o", str(out)]) == 0
+    assert main(["score-proofs", str(path), "-o", str(out)]) == 4  # 3 unreadable, 1 scored
     got = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert [r["id"] for r in got] == [1, 2, 3, 4]
     assert "more than 60 digits" in got[0]["error"] and "line 1" in got[0]["error"]

@@ -356,17 +356,18 @@ def test_cli_score_proofs_and_solve_text(tmp_path, capsys):
         json.dumps({"id": 1, "text": PROBLEM, "proof": SHORTEST}) + "\nnot json\n", "utf-8"
     )
     out = tmp_path / "o.jsonl"
-    assert main(["score-proofs", str(src), "-o", str(out), "--export", str(tmp_path / "x")]) == 0
+    # line 2 is unreadable: the others are written, exit 4 (README, exit codes)
+    assert main(["score-proofs", str(src), "-o", str(out), "--export", str(tmp_path / "x")]) == 4
     rows = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
     assert rows[0]["exact_match"] is True
     assert rows[1]["error"].startswith(f"{src}: line 2, column 1: invalid JSON")
-    assert main(["solve", "--text", str(src), "-o", str(out)]) == 0
+    assert main(["solve", "--text", str(src), "-o", str(out)]) == 4
     rows = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
     assert rows[0]["answer"] == 30 and rows[0]["axioms"] == 5
     assert rows[0]["irrelevant_axioms"] == ["Sibel has 41 waffles more than Pierce."]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "b", "text": "Ann flies 3 kites. How many?"}) + "\n")
-    assert main(["solve", "--text", str(bad), "-o", str(out)]) == 0
+    assert main(["solve", "--text", str(bad), "-o", str(out)]) == 3  # nothing could be read
     (row,) = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
     assert (
         row["id"] == "b" and "line 1: cannot read sentence 1: 'Ann flies 3 kites.'" in row["error"]
@@ -496,7 +497,7 @@ def test_cli_solve_text_reads_like_every_other_command(tmp_path):
     line = json.dumps({"id": "a", "text": "Alice has 3 apples. How many apples does Alice have?"})
     src.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n" + deep.encode() + b"\n")
     out = tmp_path / "o.jsonl"
-    assert main(["solve", "--text", str(src), "-o", str(out)]) == 0
+    assert main(["solve", "--text", str(src), "-o", str(out)]) == 4  # line 2 unreadable
     rows = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
     assert rows[0]["id"] == "a" and rows[0]["answer"] == 3
     assert rows[1]["id"] is None
