@@ -125,9 +125,7 @@ if len(sparse):
 charts = st.columns(2)
 charts[0].plotly_chart(figures.dead_end_counts_figure(counts), width="stretch")
 if len(density):
-    charts[1].plotly_chart(
-        figures.label_density_figure(density, common.model_colours()), width="stretch"
-    )
+    charts[1].plotly_chart(figures.label_density_figure(density), width="stretch")
     charts[1].caption(
         "Label density per trajectory: edges per step (x; the dashed line is "
         f"{MIN_EDGES_PER_STEP}) and dead ends (y); an x marks sparse labels."

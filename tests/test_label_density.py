@@ -117,13 +117,18 @@ def test_the_density_figure_escapes_names_and_draws_the_sparse_line():
     )
     assert table["sparse"].tolist() == [True, False]
     fig = label_density_figure(table)
-    names = {t.name for t in fig.data}
-    assert not any("<b>" in n for n in names) and any("&lt;b&gt;" in n for n in names)
+    # two legend entries, whatever the number of models; the model is in the hover, escaped
+    assert [t.name for t in fig.data] == ["dense enough", "sparse"]
+    hover = [str(v) for t in fig.data for row in t.customdata for v in row]
+    assert "&lt;b&gt;m&lt;/b&gt;" in hover and not any("<b>" in v for v in hover)
     assert fig.layout.shapes[0].x0 == 0.5  # the dashed line at MIN_EDGES_PER_STEP
-    # the sparse chain: 0 edges a step, 9 dead ends (steps 1..9; 10 is the final step)
-    xs = [x for t in fig.data if "&lt;b&gt;" in t.name for x in t.x]
-    ys = [y for t in fig.data if "&lt;b&gt;" in t.name for y in t.y]
-    assert (xs, ys) == ([0.0], [9])
+    # the sparse chain: 0 edges a step, 9 dead ends (steps 1..9; 10 is the final step);
+    # the dense one: 0.9 edges a step, 0 dead ends
+    (sparse_trace,) = [t for t in fig.data if t.name == "sparse"]
+    (dense_trace,) = [t for t in fig.data if t.name == "dense enough"]
+    assert (list(sparse_trace.x), list(sparse_trace.y)) == ([0.0], [9])
+    assert (list(dense_trace.x), list(dense_trace.y)) == ([0.9], [0])
+    assert sparse_trace.marker.symbol == "x"
     # the legend sits below the plot (horizontal), so the markers keep the column's width
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
 

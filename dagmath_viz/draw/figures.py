@@ -366,13 +366,15 @@ def dead_end_counts_figure(counts: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def label_density_figure(table: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
+def label_density_figure(table: pd.DataFrame) -> go.Figure:
     """Dead ends against edges per step, one marker per trajectory (from
     :func:`dagmath_viz.analysis.label_density.label_density_table`), with the sparse line.
 
     Trajectories left of the dashed line (fewer than ``MIN_EDGES_PER_STEP`` edges a step)
-    or marked with an x (too many unlinked steps) have sparse labels: their dead ends say
-    more about the labelling than about the reasoning.
+    or with too many unlinked steps have sparse labels (red x): their dead ends say more
+    about the labelling than about the reasoning. The model, data set and problem are in
+    the hover: a legend of every model (and of each model twice, sparse and dense) filled
+    the half-width column it is drawn in.
     """
     data = _texts(table, ("model", "dataset", "problem_id"))
     data = data.assign(labels=data["sparse"].map({True: "sparse", False: "dense enough"}))
@@ -380,24 +382,33 @@ def label_density_figure(table: pd.DataFrame, colours: dict[str, str] | None = N
         data,
         x="edges_per_step",
         y="dead_ends",
-        color="model",
+        color="labels",
         symbol="labels",
+        color_discrete_map={"sparse": "#e15759", "dense enough": "#4e79a7"},
         symbol_map={"sparse": "x", "dense enough": "circle"},
-        color_discrete_map=model_colours(table["model"].unique(), colours),
-        hover_data={"problem_id": True, "sample_id": True, "steps": True, "unlinked": True},
+        category_orders={"labels": ["dense enough", "sparse"]},
+        hover_data={
+            "labels": False,
+            "model": True,
+            "dataset": True,
+            "problem_id": True,
+            "sample_id": True,
+            "steps": True,
+            "unlinked": True,
+        },
         labels={"edges_per_step": "edges per step", "dead_ends": "dead ends"},
         title="Label density (one marker a trajectory)",
     )
+    fig.update_traces(marker={"opacity": 0.75})
     fig.add_vline(x=MIN_EDGES_PER_STEP, line_dash="dash", line_color="#e15759")
     fig.update_layout(**_LAYOUT)
-    # the legend (model, dense or sparse: long names) below the plot, not beside it: in a
-    # half-width column a legend at the side left the markers a strip 60 px wide
+    # two entries, in one row below the axis title, so the markers keep the column's width
     fig.update_layout(
         legend={
-            "title": {"text": ""},
+            "title": {"text": "labels"},
             "orientation": "h",
             "yanchor": "top",
-            "y": -0.22,
+            "y": -0.28,
             "xanchor": "left",
             "x": 0,
         },  # fmt: skip
