@@ -96,7 +96,9 @@ def test_done_when_walkthrough(kind, sources, streamlit_server, chromium_browser
         box = step.bounding_box()
         pane = frame.locator("#dm-steps").bounding_box()
         assert pane["y"] <= box["y"] and box["y"] + 20 <= pane["y"] + pane["height"]
-        node = frame.locator(f'#dm-graph .dm-node[data-id="{dead}"] rect').bounding_box()
+        node = frame.locator(  # the box, not the importance bar or tag stripe drawn on it
+            f'#dm-graph .dm-node[data-id="{dead}"] rect:not(.dm-fieldbar):not(.dm-stripe)'
+        ).bounding_box()
         graph = frame.locator("#dm-graph").bounding_box()
         assert graph["y"] <= node["y"] <= graph["y"] + graph["height"]  # centred in view
         label_px = frame.evaluate(
