@@ -47,6 +47,7 @@ __all__ = [
     "class_counts_figure",
     "dead_end_counts_figure",
     "label_density_figure",
+    "legend_below",
     "model_colour",
     "model_colours",
     "per_problem_points",
@@ -94,6 +95,18 @@ def text(value: object) -> str:
     """A data-derived string made safe for plotly: markup shown as the characters typed,
     bidi controls and invisible characters as tags."""
     return html.escape(reveal_bidi(str(value)), quote=False)
+
+
+def legend_below(fig: go.Figure, y: float, title: str = "") -> go.Figure:
+    """Put ``fig``'s legend in rows under the plot, starting at ``y`` (paper units, below 0:
+    under the x-axis title), so that a figure in a narrow column keeps its width for the
+    data rather than for a legend of long names at its side."""
+    fig.update_layout(
+        legend={"title": {"text": title}, "orientation": "h", "yanchor": "top", "y": y,
+                "xanchor": "left", "x": 0},
+        margin={"l": 60, "r": 20, "t": 60, "b": 90},
+    )  # fmt: skip
+    return fig
 
 
 def _texts(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
@@ -403,17 +416,7 @@ def label_density_figure(table: pd.DataFrame) -> go.Figure:
     fig.add_vline(x=MIN_EDGES_PER_STEP, line_dash="dash", line_color="#e15759")
     fig.update_layout(**_LAYOUT)
     # two entries, in one row below the axis title, so the markers keep the column's width
-    fig.update_layout(
-        legend={
-            "title": {"text": "labels"},
-            "orientation": "h",
-            "yanchor": "top",
-            "y": -0.28,
-            "xanchor": "left",
-            "x": 0,
-        },  # fmt: skip
-        margin={"l": 60, "r": 20, "t": 60, "b": 90},
-    )
+    legend_below(fig, -0.28, "labels")
     # from 0, so a sparse chain's distance from the line is seen as it is
     top = max(float(table["edges_per_step"].max()) if len(table) else 0.0, 1.0)
     fig.update_xaxes(range=[0, top * 1.08])

@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from dagmath_viz.analysis.metrics import GRAPH_STATS
 from dagmath_viz.analysis.tables import CLOSENESS_BINS, closeness_bin
-from dagmath_viz.draw.figures import model_colours, text
+from dagmath_viz.draw.figures import legend_below, model_colours, text
 
 __all__ = [
     "closeness_accuracy_figure",
@@ -152,17 +152,7 @@ def graph_stats_figure(table: pd.DataFrame, colours: dict[str, str] | None = Non
     fig.update_layout(**_LAYOUT, height=640)
     # the models' legend under the panels, so the three columns keep the width; each panel
     # its own x ticks (density, top right, has no panel below it to carry them)
-    fig.update_layout(
-        legend={
-            "title": {"text": ""},
-            "orientation": "h",
-            "yanchor": "top",
-            "y": -0.14,
-            "xanchor": "left",
-            "x": 0,
-        },  # fmt: skip
-        margin={"l": 60, "r": 20, "t": 60, "b": 90},
-    )
+    legend_below(fig, -0.14)
     fig.update_xaxes(dtick=1, showticklabels=True)
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))

@@ -7,6 +7,16 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
+#: Every page of the app, as AppTest.switch_page names them.
+PAGES = [
+    "pages/overview.py",
+    "pages/trajectories.py",
+    "pages/trajectory.py",
+    "pages/compare.py",
+    "pages/distributions.py",
+    "pages/dead_ends.py",
+    "pages/efficiency.py",
+]
 
 
 def app_on(monkeypatch, data: Path | None, *, timeout: float = 60, **query: str) -> AppTest:
@@ -39,3 +49,11 @@ def choice(at, key: str):
     found = [s for s in at.selectbox if s.key and s.key.startswith(f"{key}__w")]
     assert len(found) == 1, (key, [s.key for s in at.selectbox])
     return found[0]
+
+
+def problems_table(at: AppTest):
+    """The load-problems table the page shows (file, where, severity, problem)."""
+    for frame in at.dataframe:
+        if list(frame.value.columns) == ["file", "where", "severity", "problem"]:
+            return frame.value
+    raise AssertionError("no load-problems table on the page")

@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.answers import check as answers
-from tests.app.helpers import choice
+from tests.app.helpers import PAGES, choice, problems_table
 from tests.test_hardening import (
     HOSTILE_BROKEN_FILE,
     HOSTILE_MODEL_DIR,
@@ -28,14 +28,6 @@ from tests.test_hardening import (
 )
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGES = [
-    "pages/overview.py",
-    "pages/trajectory.py",
-    "pages/compare.py",
-    "pages/distributions.py",
-    "pages/dead_ends.py",
-    "pages/efficiency.py",
-]
 HOSTILE_MODEL = f"m<script>{PWN}</script>"
 HOSTILE_DATASET = f'd<img src=x onerror="{PWN}">'
 
@@ -85,13 +77,6 @@ def _run(at: AppTest, page: str | None = None) -> AppTest:
     return at
 
 
-def _problems_table(at: AppTest):
-    for frame in at.dataframe:
-        if list(frame.value.columns) == ["file", "where", "severity", "problem"]:
-            return frame.value
-    raise AssertionError("no load-problems table on the page")
-
-
 def test_the_data_path_is_resolved(bad_data):
     from explorer import common
 
@@ -111,7 +96,7 @@ def test_every_page_runs_on_the_bad_corpus(app):
 
 def test_the_problems_panel_names_every_bad_file(app, bad_data):
     _, corpus = bad_data
-    table = _problems_table(app)
+    table = problems_table(app)
     files = set(table["file"])
     for name, _ in ISSUES:
         if name != "30_zip_traversal.zip":  # only given by name to the CLI

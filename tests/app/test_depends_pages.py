@@ -16,17 +16,8 @@ import streamlit as st
 
 from dagmath_viz.generation.chains import read_chains
 from dagmath_viz.generation.depends import trajectory_record
-from tests.app.helpers import app_on, choice, on_page
+from tests.app.helpers import PAGES, app_on, choice, on_page
 
-PAGES = [
-    "pages/overview.py",
-    "pages/trajectories.py",
-    "pages/trajectory.py",
-    "pages/compare.py",
-    "pages/distributions.py",
-    "pages/dead_ends.py",
-    "pages/efficiency.py",
-]
 TA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "thought-anchors"
 
 

@@ -19,20 +19,14 @@ import pytest
 import streamlit as st
 
 from dagmath_viz.cli import main
+from tests.app.helpers import PAGES as ALL_PAGES
 from tests.app.helpers import app_on, on_page
 
 ECO = Path(__file__).resolve().parents[1] / "fixtures" / "ecosystem"
 HF = Path(__file__).resolve().parents[1] / "fixtures" / "hf"
 HF_FILES = ["trajectories.json", "trajectories.jsonl.gz", "trajectories.ndjson",
             "trajectories.parquet"]  # fmt: skip
-PAGES = [
-    "pages/overview.py",
-    "pages/trajectories.py",
-    "pages/trajectory.py",
-    "pages/compare.py",
-    "pages/distributions.py",
-    "pages/dead_ends.py",
-]
+PAGES = [p for p in ALL_PAGES if p != "pages/efficiency.py"]  # trajectories only
 #: The .json log's problem 2, epoch 2 (sample 1): four steps, steps 2 and 3 dead ends.
 JSON_LOG = ECO / "inspect" / "arith_2epochs.json"
 

@@ -17,19 +17,10 @@ from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.analysis.deadends import dead_end_table
 from dagmath_viz.run.corpus import load_corpus
-from tests.app.helpers import app_on, choice, on_page
+from tests.app.helpers import PAGES, app_on, choice, on_page
 from tests.logcount import write_logcount
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGES = [
-    "pages/overview.py",
-    "pages/trajectories.py",
-    "pages/trajectory.py",
-    "pages/compare.py",
-    "pages/distributions.py",
-    "pages/dead_ends.py",
-    "pages/efficiency.py",
-]
 
 
 @pytest.fixture(scope="module")

@@ -14,18 +14,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.answers import check as answers
-from tests.app.helpers import APP, on_page
+from tests.app.helpers import APP, PAGES, on_page, problems_table
 from tests.redteam33_inputs import LINE_CAP, LONG_DIGITS, build
-
-PAGES = [
-    "pages/overview.py",
-    "pages/trajectories.py",
-    "pages/trajectory.py",
-    "pages/compare.py",
-    "pages/distributions.py",
-    "pages/dead_ends.py",
-    "pages/efficiency.py",
-]
 
 
 @pytest.fixture(autouse=True)
@@ -62,13 +52,6 @@ def _app(monkeypatch, inputs, **query: str) -> AppTest:
     return at
 
 
-def _problems(at: AppTest):
-    for frame in at.dataframe:
-        if list(frame.value.columns) == ["file", "where", "severity", "problem"]:
-            return frame.value
-    raise AssertionError("no load-problems table on the page")
-
-
 def test_every_page_stays_up_beside_every_hostile_input(monkeypatch, inputs):
     at = _app(monkeypatch, inputs)
     for page in PAGES:
@@ -76,7 +59,7 @@ def test_every_page_stays_up_beside_every_hostile_input(monkeypatch, inputs):
         assert at.title, page
         text = " ".join(m.value for m in [*at.markdown, *at.caption, *at.error, *at.warning])
         assert "Traceback" not in text, page
-    files = set(_problems(at)["file"])
+    files = set(problems_table(at)["file"])
     for bad in (inputs.long_line, inputs.fifo, *inputs.companions.values()):
         assert str(bad) in files, bad  # each bad file named in the problems panel
 
