@@ -150,6 +150,16 @@ else:
         key="cmp_cell_measure",
         format_func=lambda m: "answer" if m == "answer" else "perfect reasoning",
     )
+    # open on a cell with problems: on arrival, and when the sides or the measure change
+    # while the cell shown has none (a pick with problems is kept)
+    counts_now = summary.counts[measure]
+    opened = (dataset, side_a, side_b, measure)
+    if st.session_state.get("cmp_cell_for") != opened:
+        st.session_state["cmp_cell_for"] = opened
+        if not counts_now.get(st.session_state.get("cmp_cell", paired.CELLS[0]), 0):
+            st.session_state["cmp_cell"] = next(
+                (c for c in paired.CELLS if counts_now[c]), paired.CELLS[0]
+            )
     cell = cell_cols[1].radio(
         "Cell",
         list(paired.CELLS),

@@ -19,6 +19,7 @@ from dagmath_viz.analysis.align import (
     gold_coverage,
     gold_coverage_table,
     match_weight,
+    math_word_diff,
     step_content,
     word_diff,
 )
@@ -273,3 +274,21 @@ def test_gold_coverage_table_on_the_fewshot_files(shared_data):
 
 def test_gold_coverage_table_without_gold():
     assert gold_coverage_table([]).empty
+
+
+def test_math_word_diff_keeps_formulas_whole():
+    # "x + 1" and "x + 2" share two of their three words: a word diff would split them
+    assert math_word_diff(r"so \(x + 1\) is $y$ here", r"so \(x + 2\) is $y$ now") == [
+        ("=", [(0, "so")]),
+        ("-", [(1, "x + 1")]),
+        ("+", [(1, "x + 2")]),
+        ("=", [(0, "is"), (1, "y")]),
+        ("-", [(0, "here")]),
+        ("+", [(0, "now")]),
+    ]
+    # an unclosed delimiter is words
+    assert math_word_diff(r"\( a b", r"\( a c") == [
+        ("=", [(0, "\\("), (0, "a")]),
+        ("-", [(0, "b")]),
+        ("+", [(0, "c")]),
+    ]

@@ -428,4 +428,20 @@ def test_the_spread_is_displayed_in_percent_with_the_ratio_to_one_decimal():
     row = shown.iloc[0]
     assert row["PASS@1 mean"] == "50.0%" and row["PASS@1 std"] == "25.0%"
     assert row["R̂ std"] == "6.2%" or row["R̂ std"] == "6.3%"  # 6.25 % to one decimal
-    assert row["std PASS@1 / std R̂"] == 4.0 and row["models"] == 3
+    assert row["std PASS@1 / std R̂"] == "4.0" and row["models"] == 3
+
+
+def test_an_unknown_spread_shows_a_dash_not_none():
+    # one model: no std, so no ratio; two models of one R̂: no ratio (std R̂ = 0)
+    spread = pd.DataFrame(
+        [{"dataset": "one", "n_models": 1, "pass_at_1_mean": 0.5, "pass_at_1_std": np.nan,
+          "r_hat_mean": 0.25, "r_hat_std": np.nan, "auc_mean": 0.3, "auc_std": np.nan,
+          "ratio": np.nan},
+         {"dataset": "same", "n_models": 2, "pass_at_1_mean": 0.5, "pass_at_1_std": 0.1,
+          "r_hat_mean": 0.25, "r_hat_std": 0.0, "auc_mean": 0.3, "auc_std": 0.0,
+          "ratio": np.nan}]
+    )  # fmt: skip
+    shown = spread_display(spread)
+    assert shown["std PASS@1 / std R̂"].tolist() == ["–", "–"]
+    assert shown["PASS@1 std"].tolist() == ["–", "10.0%"]
+    assert not shown.isna().any().any()

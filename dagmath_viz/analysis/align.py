@@ -49,7 +49,7 @@ import pandas as pd
 
 from dagmath_viz.answers.exactforms import read_value
 from dagmath_viz.schema import Trajectory
-from dagmath_viz.text import normalise_statement
+from dagmath_viz.text import math_segments, normalise_statement
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -64,6 +64,7 @@ __all__ = [
     "gold_for",
     "match_weight",
     "step_content",
+    "math_word_diff",
     "word_diff",
 ]
 
@@ -326,6 +327,35 @@ def word_diff(a: str, b: str) -> list[tuple[str, str]]:
             out.append(("-", " ".join(wa[i1:i2])))
         if j2 > j1:
             out.append(("+", " ".join(wb[j1:j2])))
+    return out
+
+
+def math_word_diff(a: str, b: str) -> list[tuple[str, list[tuple[int, str]]]]:
+    """:func:`word_diff` that keeps every formula whole: the texts are cut into words and
+    formulas (:func:`~dagmath_viz.text.math_segments`: ``(0, word)``, ``(1, inline TeX)``,
+    ``(2, display TeX)``) and a formula is one token, equal only to the same formula, so a
+    diff never splits one and a formula that differs is removed and added as a whole.
+
+    >>> math_word_diff(r"so \\(x+1\\) is 2", r"so \\(x+2\\) is 2")
+    [('=', [(0, 'so')]), ('-', [(1, 'x+1')]), ('+', [(1, 'x+2')]), ('=', [(0, 'is'), (0, '2')])]
+    """
+    ta, tb = _tokens(a), _tokens(b)
+    out: list[tuple[str, list[tuple[int, str]]]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(("=", ta[i1:i2]))
+            continue
+        if i2 > i1:
+            out.append(("-", ta[i1:i2]))
+        if j2 > j1:
+            out.append(("+", tb[j1:j2]))
+    return out
+
+
+def _tokens(text: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for kind, piece in math_segments(text):
+        out.extend([(0, w) for w in piece.split()] if kind == 0 else [(kind, piece)])
     return out
 
 

@@ -590,12 +590,14 @@ def default_comparison(df: pd.DataFrame) -> list[str]:
 
 
 def spread_display(spread: pd.DataFrame) -> pd.DataFrame:
-    """The spread table as the Overview shows it (percent, ratio to one decimal)."""
+    """The spread table as the Overview shows it (percent, ratio to one decimal); "–" where
+    a value is unknown (a dataset with one model has no std, one whose models share one R̂
+    no ratio), as in every other table of the Overview, never an empty "None" cell."""
     shown = spread.copy()
     for col in shown.columns:
         if col.endswith(("_mean", "_std")):
             shown[col] = shown[col].map(format_percent)
-    shown["ratio"] = spread["ratio"].round(1)
+    shown["ratio"] = spread["ratio"].map(lambda r: MISSING if pd.isna(r) else f"{r:.1f}")
     labels = {"n_models": "models", "ratio": "std PASS@1 / std R̂"}
     for key, name in (("pass_at_1", "PASS@1"), ("r_hat", "R̂"), ("auc", "AUC")):
         labels |= {f"{key}_mean": f"{name} mean", f"{key}_std": f"{name} std"}

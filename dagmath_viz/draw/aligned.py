@@ -9,19 +9,36 @@ So both sides share one layout and one scale, and they scroll together: they are
 scrolling box. Text wraps, it is never clipped. Dead ends are orange, as in every view;
 the final step says whether its answer is right.
 
+Math is typeset, offline, as in the Trajectory view: each step's formulas (``$…$``,
+``$$…$$``, ``\\(…\\)``, ``\\[…\\]`` and a bare ``\\boxed{…}``, found by
+:func:`dagmath_viz.text.math_segments`; an unclosed delimiter stays text) are written as
+``<span class="tex" data-tex="…">`` holding the formula as text, and the page's KaTeX (the
+copy Streamlit ships, :func:`dagmath_viz.draw.offline_assets.katex_bundle`) replaces each
+with MathML when it scrolls into view. The word diff of a pair keeps every formula whole
+(:func:`dagmath_viz.analysis.align.math_word_diff`): a formula that differs is struck out
+and added as one piece. A step with more than
+:data:`~dagmath_viz.draw.render.MAX_STEP_FORMULAS` formulas shows as written.
+
 Safety: every piece of model text is HTML-escaped and ``://`` is written ``:&#47;&#47;``, so
-no markup, script or URL from a model reaches the page; the HTML has no script at all
-(``<details>`` opens the diffs).
+no markup, script or URL from a model reaches the page. The page's only scripts are KaTeX
+and ``assets/aligned_view.js``, which hands each formula's text to KaTeX (``trust`` off, so
+``\\href``, ``\\url``, ``\\html…`` and ``\\includegraphics`` do nothing; ``maxExpand``
+ends a macro bomb) and never parses text as markup; ``<details>`` opens the diffs.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
 
-from dagmath_viz.analysis.align import Alignment, word_diff
-from dagmath_viz.draw.render import LAYERED_MAX
+from dagmath_viz.analysis.align import Alignment, math_word_diff
+from dagmath_viz.draw.offline_assets import katex_bundle
+from dagmath_viz.draw.render import LAYERED_MAX, MAX_STEP_FORMULAS
 from dagmath_viz.schema import Trajectory
+from dagmath_viz.text import math_segments, reveal_bidi
 
 __all__ = ["GRAPH_SCALE", "MAX_CELL_TEXT", "render_aligned_html", "shared_layout"]
 
@@ -74,6 +91,11 @@ ins { background: #dfd; text-decoration: none; }
 .legend span { margin-right: 12px; }
 .sw { display: inline-block; width: 10px; height: 10px; vertical-align: middle;
       margin-right: 3px; border: 1px solid #999; }
+.tex math { font-size: 1.08em; }
+.tex[data-display="1"] { display: block; margin: 3px 0; overflow-x: auto; }
+details.diff .tex { display: inline-block; padding: 0 2px; text-decoration: none; }
+del .tex { background: #fdd; box-shadow: inset 0 0 0 1px #e15759; }
+ins .tex { background: #dfd; box-shadow: inset 0 0 0 1px #59a14f; }
 """
 
 
@@ -98,12 +120,18 @@ def render_aligned_html(
     correct_b: bool | None = None,
     labels: tuple[str, str] = ("A", "B"),
     height_px: int = 720,
+    katex: bool = True,
 ) -> str:
     """The aligned view of ``traj_a`` and ``traj_b`` under ``alignment`` (positions of their
     steps), a whole HTML document for an iframe ``height_px`` high.
 
     Every row carries ``data-a`` / ``data-b`` (step positions, empty for a slot) and a class:
     ``pair`` (joined; ``data-kind`` says why) or ``only``; every cell ``data-side``.
+
+    ``katex``: inline KaTeX (~250 KB, only when some step has a formula) to typeset the
+    formulas. False leaves that to the page that holds this one (an exported comparison:
+    one KaTeX for the whole file), which calls ``dmAligned.use(katex)`` in this frame;
+    until something does, formulas show as their TeX.
     """
     dead = (set(dead_a), set(dead_b))
     correct = (correct_a, correct_b)
@@ -149,16 +177,25 @@ def render_aligned_html(
         '<span><i class="sw" style="background:#f2f2f2"></i>no step on this side</span>'
         "</div>"
     )
-    return (
+    grid = "".join(rows)
+    bundle = katex_bundle() if katex and 'class="tex"' in grid else None
+    page = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><style>"
         + _CSS
         + f"</style></head><body style='--h:{max(200, height_px - 40)}px'>"
         + legend
         + f'<div class="aligned" data-pairs="{n_pairs}" data-rows="{len(rows)}">'
         + head
-        + "".join(rows)
-        + "</div></body></html>"
+        + grid
+        + "</div>"
+        + ("<script>" + bundle.script + "</script>" if bundle is not None else "")
+        + "<script>"
+        + _asset("aligned_view.js")
+        + "</script></body></html>"
     )
+    if "innerHTML" in _asset("aligned_view.js") or re.search(r"https?://", page, re.I):
+        raise RuntimeError("the aligned view would use innerHTML or an external URL")
+    return page
 
 
 def _cell(side, steps, pos, dead, correct, paired, moved_to) -> str:
@@ -181,7 +218,7 @@ def _cell(side, steps, pos, dead, correct, paired, moved_to) -> str:
     return (
         f'<div class="{" ".join(classes)}" data-side="{side}" data-step="{_safe(step.step_id)}">'
         f'<span class="sid">S{_safe(step.step_id)}</span><span class="tag">← '
-        f"{_safe(parents[:120])}</span>{''.join(tags)}\n{_safe(_cut(step.text))}</div>"
+        f"{_safe(parents[:120])}</span>{''.join(tags)}\n{_text(step.text)}</div>"
     )
 
 
@@ -191,14 +228,62 @@ def _join(kind: str) -> str:
 
 
 def _diff(text_a: str, text_b: str) -> str:
-    """A word diff of two aligned steps, folded (a click opens it), across the whole row."""
+    """A word diff of two aligned steps, folded (a click opens it), across the whole row;
+    formulas are kept whole (a formula that differs is struck out or added as one)."""
     if text_a == text_b:
         return ""
+    a, b = _cut(text_a), _cut(text_b)
+    typeset = _typesettable(a) and _typesettable(b)
     parts = []
-    for op, words in word_diff(_cut(text_a), _cut(text_b)):
+    for op, tokens in math_word_diff(a, b):
         tag = {"=": "span", "-": "del", "+": "ins"}[op]
-        parts.append(f"<{tag}>{_safe(words)}</{tag}>")
+        words = " ".join(
+            _safe(piece) if kind == 0 else _formula(kind, piece, typeset, inline=True)
+            for kind, piece in tokens
+        )
+        parts.append(f"<{tag}>{words}</{tag}>")
     return (
         '<details class="diff"><summary>text diff of this pair</summary>'
         f"{' '.join(parts)}</details>"
     )
+
+
+def _typesettable(text: str) -> bool:
+    return sum(1 for kind, _ in math_segments(text) if kind) <= MAX_STEP_FORMULAS
+
+
+def _text(text: str) -> str:
+    """A step's text (cut to :data:`MAX_CELL_TEXT`) as HTML: escaped text and formulas, or
+    all escaped text when it has more formulas than :data:`MAX_STEP_FORMULAS`."""
+    cut = _cut(text)
+    segments = math_segments(cut)
+    if sum(1 for kind, _ in segments if kind) > MAX_STEP_FORMULAS:
+        return _safe(reveal_bidi(cut))
+    out = []
+    for i, (kind, piece) in enumerate(segments):
+        if kind:
+            out.append(_formula(kind, piece))
+            continue
+        # a display formula is a block of its own: the line break beside it is not a line
+        if i and segments[i - 1][0] == 2:
+            piece = piece.removeprefix("\n")
+        if i + 1 < len(segments) and segments[i + 1][0] == 2:
+            piece = piece.removesuffix("\n")
+        out.append(_safe(piece))
+    return "".join(out)
+
+
+def _formula(kind: int, tex: str, typeset: bool = True, *, inline: bool = False) -> str:
+    """One formula: its TeX as text, between ``\\(``/``\\)`` (``\\[``/``\\]`` for a display),
+    in a span the page's script typesets from ``data-tex`` (``inline``: a display formula
+    set in the line, as a diff shows it)."""
+    shown = _safe(("\\[" if kind == 2 else "\\(") + tex + ("\\]" if kind == 2 else "\\)"))
+    if not typeset:
+        return shown
+    display = 1 if kind == 2 and not inline else 0
+    return f'<span class="tex" data-display="{display}" data-tex="{_safe(tex)}">{shown}</span>'
+
+
+@cache
+def _asset(name: str) -> str:
+    return (Path(__file__).parent / "assets" / name).read_text(encoding="utf-8")

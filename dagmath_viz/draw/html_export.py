@@ -175,6 +175,7 @@ def comparison_html(
         correct_b=_bool_or_none(rb.get("final_correct")),
         labels=names,
         height_px=VIEW_HEIGHT,
+        katex=False,  # the page's one KaTeX typesets these formulas too (export_page.js)
     )
     layout = shared_layout(ta, tb)
     graphs = "".join(

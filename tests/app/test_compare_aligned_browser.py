@@ -5,18 +5,24 @@ incorrect one (162), loaded as the app loads that folder (one model: its two sam
 two sides). Checks what the issue asked: both panes show text, nothing is clipped, scrolling
 one scrolls the other, aligned steps are joined. Screenshots go to ``tests/app/artifacts/``
 (gitignored) to be looked at.
+
+Math in the grid: problem 1591 writes no ``\\( \\)`` (only a bare ``\\boxed{6.17}``, also
+typeset); problem 3448's two chains write ``\\( \\)`` and ``\\[ \\]`` throughout, and the grid
+typesets them with the app's offline KaTeX. Hostile math stays inert on the grid
+(``render_app.py --case hostile_math_aligned``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from dagmath_viz.analysis.align import align_texts
 from tests import thought_anchors
-from tests.app.browser import IFRAME_SELECTOR, dag_frame, wait_for_app
+from tests.app.browser import IFRAME_SELECTOR, dag_frame, save_screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -36,9 +42,24 @@ def ta_root() -> Path:
     return root
 
 
-def _chain(root: Path, kind: str):
-    path = root / MODEL / f"{kind}_base_solution" / f"problem_{PROBLEM}" / "chunks_labeled.json"
+def _chain(root: Path, kind: str, problem: str = PROBLEM):
+    path = root / MODEL / f"{kind}_base_solution" / f"problem_{problem}" / "chunks_labeled.json"
     return thought_anchors.trajectory(path)
+
+
+#: A cell's text as written: its text nodes, and each formula's TeX (typeset or not) as
+#: the file has it between its delimiters (whitespace aside).
+CELL_SOURCE = """(c) => { const out = [];
+  const walk = (n) => { for (const k of n.childNodes) {
+      if (k.nodeType === 3) out.push(k.textContent);
+      else if (k.classList && k.classList.contains('tex')) out.push(' ' + k.dataset.tex + ' ');
+      else if (k.nodeType === 1) walk(k); } };
+  walk(c); return out.join(''); }"""
+
+
+def _words(text: str) -> str:
+    """Text with delimiters and whitespace dropped, to compare a cell with its step."""
+    return "".join(re.sub(r"\\[()\[\]]|\$", " ", text).split())
 
 
 def _shot(target, name: str) -> Path:
@@ -78,13 +99,13 @@ def test_two_long_chains_side_by_side(app_page, page_events, streamlit_server, t
 
     # both panes show text: every step of each chain, in order, with its words
     texts = frame.evaluate(
-        """() => ['a', 'b'].map(s => [...document.querySelectorAll(
-              `.cell[data-side=${s}]:not(.empty)`)].map(c => c.innerText))"""
+        f"""() => ['a', 'b'].map(s => [...document.querySelectorAll(
+              `.cell[data-side=${{s}}]:not(.empty)`)].map({CELL_SOURCE}))"""
     )
     assert [len(t) for t in texts] == [len(correct.steps), len(incorrect.steps)]
     for shown, traj in zip(texts, (correct, incorrect), strict=True):
         for cell, step in zip(shown, traj.steps, strict=True):
-            assert " ".join(step.text.split())[:40] in " ".join(cell.split())
+            assert _words(step.text)[:40] in _words(cell)
 
     # aligned steps are joined: the library's pairs (computed here from the raw files),
     # each one row with a join between its two cells
@@ -159,6 +180,13 @@ def test_two_long_chains_side_by_side(app_page, page_events, streamlit_server, t
     assert min(in_view) >= 3, in_view
     _shot(handle, "compare_aligned_scrolled")
 
+    # 1591 writes no \( \) but ends in a bare \boxed{6.17}: typeset when it comes into view
+    last = frame.locator(".cell[data-side=a]:not(.empty)").nth(len(correct.steps) - 1)
+    assert "\\boxed{6.17}" in correct.steps[-1].text
+    last.scroll_into_view_if_needed()
+    last.locator(".tex .katex math").wait_for(timeout=30_000)
+    assert last.locator("annotation").text_content() == "\\boxed{6.17}"
+
     # the graphs below: both drawn, one layout (reading, as both are long)
     layouts = [dag_frame(app_page, i).evaluate(
         "() => document.getElementById('dm-root').dataset.layout || ''"
@@ -168,3 +196,126 @@ def test_two_long_chains_side_by_side(app_page, page_events, streamlit_server, t
         e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
     ]
     page_events.assert_clean()
+
+
+#: Every cell of the grid typeset: the grid scrolled top to bottom, a screen at a time (a
+#: formula is typeset as it comes near the view), then back to the top.
+TYPESET_ALL = """async () => {
+  const box = document.querySelector('.aligned');
+  for (let y = 0; y <= box.scrollHeight; y += box.clientHeight / 2) {
+    box.scrollTop = y;
+    await new Promise((done) => setTimeout(done, 60));
+  }
+  box.scrollTop = 0;
+  await new Promise((done) => setTimeout(done, 60));
+  return [...document.querySelectorAll('.cell .tex')].filter(
+    (t) => t.dataset.typeset !== '1').length;
+}"""
+
+
+def _first_formula(text: str, open_: str, close: str) -> str | None:
+    """The body of the first ``open_ … close`` formula in ``text``, whitespace folded."""
+    m = re.search(re.escape(open_) + r"(.+?)" + re.escape(close), text, re.S)
+    return " ".join(m.group(1).split()) if m else None
+
+
+def test_math_typeset_in_the_aligned_steps(app_page, page_events, streamlit_server, ta_root):
+    problem = "3448"  # both chains write \( \) and \[ \] (1591 writes neither)
+    correct, incorrect = _chain(ta_root, "correct", problem), _chain(ta_root, "incorrect", problem)
+    inline = next(i for i, s in enumerate(correct.steps) if _first_formula(s.text, "\\(", "\\)"))
+    display = next(i for i, s in enumerate(correct.steps) if _first_formula(s.text, "\\[", "\\]"))
+    url = streamlit_server("app.py", "--data", str(ta_root))
+    app_page.goto(f"{url}/compare?dataset=thought-anchors&problem={problem}")
+    wait_for_app(app_page, timeout_ms=60_000)
+    app_page.get_by_text("Side by side", exact=True).wait_for(timeout=60_000)
+    wait_for_app(app_page, timeout_ms=60_000)
+    handle = app_page.locator(IFRAME_SELECTOR).nth(0)
+    handle.scroll_into_view_if_needed()
+    frame = handle.element_handle().content_frame()
+    frame.wait_for_selector(".aligned")
+    assert frame.evaluate("() => document.body.dataset.katex") == "1"  # the page's own KaTeX
+    counts = frame.evaluate(
+        "() => ['a', 'b'].map(s => document.querySelectorAll("
+        "`.cell[data-side=${s}]:not(.empty)`).length)"
+    )
+    assert counts == [len(correct.steps), len(incorrect.steps)]
+
+    # the first step of A with \( \) and the first with \[ \]: typeset, as MathML, from the
+    # TeX the file has between those delimiters
+    for pos, open_, close, block in ((inline, "\\(", "\\)", False), (display, "\\[", "\\]", True)):
+        cell = frame.locator(".cell[data-side=a]:not(.empty)").nth(pos)
+        cell.scroll_into_view_if_needed()
+        tex = cell.locator(f'.tex[data-display="{int(block)}"]').first
+        tex.locator(".katex math").wait_for(timeout=30_000)
+        source = tex.locator("annotation").text_content()
+        assert " ".join(source.split()) == _first_formula(correct.steps[pos].text, open_, close)
+        assert (tex.locator("math").get_attribute("display") == "block") is block
+        assert "\\(" not in cell.inner_text() and "\\[" not in cell.inner_text()
+    frame.locator(".cell[data-side=a]:not(.empty)").nth(inline).scroll_into_view_if_needed()
+    _shot(app_page, "compare_aligned_math_page")
+    _shot(handle, "compare_aligned_math")
+
+    # every formula typesets; none is wider than its cell, no cell wider than its column
+    assert frame.evaluate(TYPESET_ALL) == 0
+    typeset = frame.evaluate("() => document.querySelectorAll('.cell .tex .katex').length")
+    assert typeset >= 100, typeset
+    clipped = frame.evaluate(
+        """() => [...document.querySelectorAll('.cell, .aligned, body')]
+              .filter(e => e.scrollWidth > e.clientWidth + 1)
+              .map(e => (e.dataset.side || '') + (e.dataset.step || e.className))"""
+    )
+    assert clipped == []
+    page_events.console_errors = [
+        e for e in page_events.console_errors if "404" not in e or "_stcore" not in e
+    ]
+    page_events.assert_clean()
+    assert not page_events.non_local_requests()
+
+
+def test_math_that_tries_to_run_or_link_stays_inert_on_the_grid(
+    chromium_browser, page_events, streamlit_server
+):
+    """Markup inside \\( \\) and \\[ \\] is shown as typed; KaTeX's \\href, \\url, \\html*,
+    \\includegraphics do nothing (trust off); a macro bomb ends (maxExpand): in the cells
+    and in the (opened) word diffs."""
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page_events.attach(page)
+    try:
+        page.goto(streamlit_server("tests/app/fixtures/render_app.py", "--case",
+                                   "hostile_math_aligned"))  # fmt: skip
+        wait_for_app(page)
+        frame = page.locator(IFRAME_SELECTOR).first.element_handle().content_frame()
+        frame.wait_for_selector(".aligned")
+        assert frame.evaluate(TYPESET_ALL) == 0  # every formula went through KaTeX
+        found = frame.evaluate(
+            """() => ({
+              pwned: (window.__pwned || window.parent.__pwned || window.top.__pwned) || null,
+              formulas: document.querySelectorAll('.tex').length,
+              typeset: document.querySelectorAll('.tex .katex math').length,
+              img: document.querySelectorAll('.aligned img, .aligned script, .aligned svg, '
+                + '.aligned iframe').length,
+              links: document.querySelectorAll('.aligned a, .aligned [href]').length,
+              ids: document.querySelectorAll('#pwn, .tex [data-a]').length,
+              styled: [...document.querySelectorAll('.aligned *')]
+                .filter((e) => (e.getAttribute('style') || '').includes('url(')).length,
+              cell2: document.querySelector('.cell[data-side=a][data-step="2"]').textContent,
+              cell3: document.querySelector('.cell[data-side=a][data-step="3"]').textContent,
+            })"""
+        )
+        # per side: 1 (x^2 = 4), 1 (\htmlId ...), 2 (\includegraphics, the bomb), 1 (boxed),
+        # steps 2 and 3 none; A's five once more in the diffs (B only adds "again"): 15
+        assert found["formulas"] == 15, found
+        # the honest formulas are MathML; the refused commands and the bomb show as KaTeX's
+        # error text (red), not as what they ask for
+        assert found["typeset"] >= 3 * 3, found
+        assert found["pwned"] is None and found["img"] == 0 and found["links"] == 0
+        assert found["ids"] == 0 and found["styled"] == 0
+        assert "\\( <img src=x onerror=" in found["cell2"]  # shown as typed
+        assert "\\href{javascript:" in found["cell3"]  # never handed to KaTeX
+        save_screenshot(page, "compare_aligned_hostile_math", full_page=False)
+        assert not page_events.dialogs and not page_events.page_errors
+        assert not page_events.non_local_requests()
+    finally:
+        context.close()

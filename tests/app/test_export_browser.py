@@ -233,3 +233,35 @@ def test_math_is_laid_out_as_math(offline_page, tmp_path):
     )
     save_screenshot(page, "export-math", full_page=False)
     assert page.blocked == [] and page.errors == []
+
+
+def test_a_comparison_typesets_its_aligned_steps(offline_page, tmp_path):
+    # the aligned grid carries no KaTeX of its own: the file's one KaTeX typesets it too
+    if katex_bundle() is None:
+        pytest.skip("no KaTeX in the installed packages: math stays LaTeX source")
+    texts = ([r"Given \(g_4 = 24\).", r"so \[y_1 = \frac{1}{2}\]"],
+             [r"Given \(g_4 = 24\).", r"so \[y_1 = 0.5\]"])  # fmt: skip
+    sides = []
+    for model, side in zip(("a", "b"), texts, strict=True):
+        steps = tuple(Step(i + 1, (i,) if i else (), t) for i, t in enumerate(side))
+        rec = {"model": model, "dead_ends": (), "final_correct": True, "class": "perfect"}
+        sides.append(hx.ExportedTrajectory(Trajectory(model, "d", "1", 0, steps), rec))
+    page_html = hx.comparison_html(*sides)
+    assert page_html.count("window.katex=") == 1
+    out = tmp_path / "cmp.html"
+    out.write_text(page_html, encoding="utf-8")
+    page = offline_page
+    open_file(page, out)
+    grid = page.frame_locator("iframe.dm-aligned")
+    grid.locator(".aligned").wait_for()
+    # 2 formulas a side, and the pair (S2, S2) differs: its diff holds S2's two formulas
+    assert grid.locator(".tex").count() == 6
+    page.locator("iframe.dm-aligned").scroll_into_view_if_needed()
+    grid.locator("details.diff summary").click()
+    for i in range(6):
+        grid.locator(".tex").nth(i).locator(".katex math").wait_for()
+    handle = page.locator("iframe.dm-aligned").element_handle().content_frame()
+    sub = handle.evaluate_handle("document.querySelector('.cell .tex')")
+    assert handle.evaluate(SUBSCRIPT_LOWERED, sub)
+    save_screenshot(page, "export-compare-math", full_page=False)
+    assert page.blocked == [] and page.errors == []

@@ -196,6 +196,21 @@ def test_compare_paired_outcomes_by_hand(monkeypatch, logcount_run):
     assert not at.exception
 
 
+def test_compare_opens_paired_outcomes_on_a_cell_with_problems(monkeypatch, logcount_run):
+    """As above: answers both right (1 problem), perfect reasoning only B. The cell shown is
+    one that has the problem, never an empty "both right (0)", unless the user picks one."""
+    at = _app(monkeypatch, logcount_run)
+    _run_page(at, "pages/compare.py")
+    assert at.radio(key="cmp_cell").value == "both"
+    assert _table_with(at, "a_prr")["problem_id"].tolist() == ["1"]
+    at.radio(key="cmp_cell_measure").set_value("perfect").run()
+    assert at.radio(key="cmp_cell").value == "only_b"  # "both right" is 0 on this measure
+    assert _table_with(at, "a_prr")["problem_id"].tolist() == ["1"]
+    at.radio(key="cmp_cell").set_value("neither").run()  # the user's own pick stays
+    assert at.radio(key="cmp_cell").value == "neither" and _table_with(at, "a_prr").empty
+    assert not at.exception
+
+
 @pytest.fixture(scope="module")
 def one_model_run(tmp_path_factory) -> Path:
     """One model (model-a's three walks of the log-count problem), as a Thought Anchors

@@ -9,7 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dagmath_viz.analysis.tables import leaderboard, model_spread
+from dagmath_viz.analysis.tables import leaderboard, model_spread, split_logic_strategies
 from dagmath_viz.bundled import BUNDLED_NOTICE
 from dagmath_viz.run.corpus import load_corpus
 from tests.app.helpers import app_on, on_page
@@ -86,9 +86,11 @@ def test_overview_shows_pass_at_1_and_r_hat_per_model(bundled):
     shown = next(f.value for f in at.dataframe if "std PASS@1 / std R̂" in f.value.columns)
     shown = shown.set_index("dataset")
     for dataset in ("arith-word", "olympiad-lite"):
-        assert shown.at[dataset, "std PASS@1 / std R̂"] == round(engine.at[dataset, "ratio"], 1)
-        assert shown.at[dataset, "std PASS@1 / std R̂"] >= 3
-    board = leaderboard(df, n_boot=0)
+        ratio = engine.at[dataset, "ratio"]
+        assert shown.at[dataset, "std PASS@1 / std R̂"] == f"{ratio:.1f}" and ratio >= 3
+    # one PASS@1 and one R̂ trace per dataset of models (simulated logic-program strategies
+    # have a table of their own, outside the spread)
+    board = leaderboard(split_logic_strategies(df)[0], n_boot=0)
     assert len(spread["data"]) == 2 * board["dataset"].nunique()
 
 

@@ -87,6 +87,15 @@
     frame.addEventListener("load", () => typesetView(frame));
     typesetView(frame); // it may have loaded before this script ran
   }
+  // the aligned steps of a comparison typeset their own formulas, with this page's KaTeX
+  function typesetAligned(frame) {
+    const win = frame.contentWindow;
+    if (window.katex && win && win.dmAligned) win.dmAligned.use(window.katex);
+  }
+  for (const frame of document.querySelectorAll("iframe.dm-aligned")) {
+    frame.addEventListener("load", () => typesetAligned(frame));
+    typesetAligned(frame);
+  }
   document.body.dataset.katex = window.katex ? "1" : "0";
   updateStatus();
 
