@@ -47,6 +47,23 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def test_the_summary_line_counts_one_file_and_one_trajectory_in_the_singular(capsys, tmp_path):
+    # one file holding one two-step trajectory: "1 file read, 1 trajectory loaded"
+    data = tmp_path / "m" / "d" / "problem_1_all_samples.json"
+    data.parent.mkdir(parents=True)
+    steps = [
+        {"step_id": 1, "thinking": "", "direct_dependent_steps": [], "text": "x = 2"},
+        {"step_id": 2, "thinking": "", "direct_dependent_steps": [1], "text": "\\boxed{2}"},
+    ]
+    data.write_text(json.dumps([{"problem_id": 1, "sample_id": 0, "steps": steps}]))
+    code, _out, err = run(capsys, "score", data, "-o", tmp_path / "s.jsonl")
+    assert code == 0, err
+    assert err.splitlines()[-1] == (
+        "dagmath: 1 file read, 1 trajectory loaded, 0 illegal, "
+        "1 without a reference answer, 0 unreadable files"
+    )
+
+
 # --------------------------------------------------------------------------- the real few-shot data
 
 
@@ -100,7 +117,7 @@ def test_mixed_run_scores_every_good_trajectory(data_dir: Path, tmp_path: Path) 
     # answers.json + 3 official files + extra.jsonl; 2 + 2 + 0 + 2 trajectories
     assert lines[-1] == (
         "dagmath: 5 files read, 6 trajectories loaded, 1 illegal, "
-        "1 without a reference answer, 1 unreadable files"
+        "1 without a reference answer, 1 unreadable file"
     )
     assert any("extra.jsonl: line 2: column 30: invalid JSON" in x for x in lines)
     assert any("problem_3_all_samples.json: file: line 3, column 28" in x for x in lines)

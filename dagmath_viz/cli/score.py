@@ -30,6 +30,7 @@ from dagmath_viz.cli.common import (
 )
 from dagmath_viz.progress import Progress
 from dagmath_viz.schema import DagMathError
+from dagmath_viz.text import counted
 
 __all__ = ["MAX_ISSUES_SHOWN", "register", "report_issues", "run_score"]
 
@@ -162,9 +163,10 @@ def _score_on_dask(
 def _finish_score(args: argparse.Namespace, run, names: StreamNames) -> int:
     report_issues(run, args.errors, names)
     say(
-        f"dagmath: {run.files_read} files read, {len(run)} trajectories loaded, "
-        f"{run.n_illegal} illegal, {run.n_unscored} without a reference answer, "
-        f"{len(run.unreadable_files)} unreadable files"
+        f"dagmath: {counted(run.files_read, 'file')} read, "
+        f"{counted(len(run), 'trajectory', 'trajectories')} loaded, "
+        f"{run.n_illegal:,} illegal, {run.n_unscored:,} without a reference answer, "
+        f"{counted(len(run.unreadable_files), 'unreadable file')}"
     )
     if not len(run):
         shown = ", ".join("standard input" if p == "-" else p for p in args.paths)
