@@ -224,8 +224,12 @@ def test_a_search_hit_opens_at_the_matching_step_and_back_restores_the_filters(
         page.go_back()
         page.wait_for_function("() => location.pathname.endsWith('/trajectories')")
         wait_for_app(page)
-        # the search, the class filter and the rows they leave are all back
-        assert page.get_by_role("textbox", name="Search").input_value() == word
+        from playwright.sync_api import expect
+
+        # the search, the class filter and the rows they leave are all back (waited for: under
+        # load the page can still be drawing the widgets when the app first reads as idle)
+        expect(page.get_by_role("textbox", name="Search")).to_have_value(word, timeout=30_000)
+        expect(page.locator("body")).to_contain_text("1 of 20 trajectories", timeout=30_000)
         classes = page.locator("[data-testid=stMultiSelect]").filter(has_text="Class")
         assert "imperfect" in classes.inner_text()
         assert (_params(page.url).get("q"), _params(page.url).get("cls")) == (word, "imperfect")
