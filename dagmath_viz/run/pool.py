@@ -123,7 +123,11 @@ class Scoring:
     place in file order, after ``progress``; once the iteration ends, :attr:`run` holds the
     :class:`ScoredRun` with every verdict. A caller that makes something of each file as
     it comes (the streamed load's frame) iterates it, so nothing here calls back up into
-    that caller. The arguments are :func:`score_paths`' own.
+    that caller. The arguments are :func:`score_paths`' own, and ``keep_trajectories``:
+    each file's trajectories come with its score (:attr:`FileScore.trajectories`, answer
+    keys applied), read by the reference path (never the fast path, which builds none) in
+    this process (a pool would copy every trajectory back from its workers), as a small
+    run is scored; the app's in-memory load keeps them.
     """
 
     def __init__(
@@ -139,12 +143,14 @@ class Scoring:
         interleave: bool = False,
         keep_trajectory_lines: bool = True,
         fields: FieldMap | None = None,
+        keep_trajectories: bool = False,
     ) -> None:
         if found is None:
             found = discovery.discover(paths, answers, exclude=exclude, fields=fields)
         self.found, self.workers, self.checker = found, workers, checker
         self.progress, self.interleave = progress, interleave
         self.keep_trajectory_lines = keep_trajectory_lines
+        self.keep_trajectories = keep_trajectories
         self._run: ScoredRun | None = None
 
     @property
@@ -159,7 +165,7 @@ class Scoring:
         files, issues = found.data_files, list(found.issues)
         workers = max(1, min(self.workers or default_workers(), len(files)))
         max_threads = max(1, workers // 2)
-        if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
+        if workers > 1 and (self.keep_trajectories or _total_bytes(files) < IN_PROCESS_BYTES):
             workers = 1
         # math-verify (one process, a chain of checks) is the long pole of a cold run: while
         # pairs pile up for it, the pool's workers score at a lower priority, so it gets the
@@ -176,7 +182,9 @@ class Scoring:
         try:
             with gc_paused():
                 keys = _FolderKeys(found.answers, found.fields)
-                mapped = _map_files([files[i] for i in order], keys, workers, checks_pending)
+                mapped = _map_files(
+                    [files[i] for i in order], keys, workers, checks_pending, self.keep_trajectories
+                )
                 for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
                     verifier.add(result.records)
                     run.add(result, index)
@@ -269,13 +277,17 @@ def _flag_setter(flag: c_byte) -> Callable[[bool], None]:
 
 
 def _map_files(
-    files: list[Path], answers: _FolderKeys, workers: int, checks_pending: c_byte | None
+    files: list[Path],
+    answers: _FolderKeys,
+    workers: int,
+    checks_pending: c_byte | None,
+    keep_trajectories: bool = False,
 ) -> Iterator[FileScore]:
     """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
-    :func:`_score_in_worker`)."""
+    :func:`_score_in_worker`); ``keep_trajectories`` only in this process (``workers=1``)."""
     if workers == 1:
         for f in files:
-            yield score_file(f, answers, answers.fields)
+            yield score_file(f, answers, answers.fields, keep_trajectories)
         return
     mp = multiprocessing.get_context(_start_method())
     if mp.get_start_method() == "forkserver":
@@ -379,10 +391,16 @@ def _at_lower_priority(func: Callable[..., T], *args: Any) -> T:
 # --------------------------------------------------------------------------- one file
 
 
-def score_file(path: Path, answers: AnswerKeys, fields: FieldMap | None = None) -> FileScore:
-    """Score every record of one file (the unit of work of a worker), ``fields`` mapped."""
+def score_file(
+    path: Path,
+    answers: AnswerKeys,
+    fields: FieldMap | None = None,
+    keep_trajectories: bool = False,
+) -> FileScore:
+    """Score every record of one file (the unit of work of a worker), ``fields`` mapped;
+    ``keep_trajectories``: with the trajectories read (:attr:`FileScore.trajectories`)."""
     with gc_paused():
-        return _score_file(Path(path), answers, fields)
+        return _score_file(Path(path), answers, fields, keep_trajectories)
 
 
 @contextmanager
@@ -402,31 +420,36 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _score_file(path: Path, answers: AnswerKeys, fields: FieldMap | None = None) -> FileScore:
-    fast = None if fields is not None else score_clean_file(path, answers)
+def _score_file(
+    path: Path, answers: AnswerKeys, fields: FieldMap | None, keep_trajectories: bool
+) -> FileScore:
+    fast = None if fields is not None or keep_trajectories else score_clean_file(path, answers)
     if fast is not None:
         return FileScore(fast.records, [], fast.issues)
     loaded = registry.load_file(path, fields)
     keys = answers.for_file(path)
-    records = [awaiting_verdict_of(answers.apply(t, keys)) for t in loaded.trajectories]
+    trajectories = [answers.apply(t, keys) for t in loaded.trajectories]
     return FileScore(
-        records,
+        [awaiting_verdict_of(t) for t in trajectories],
         [jsonio.dumps(r, newline=True) for r in loaded.scored],
         loaded.issues,
         sum(r["class"] == "illegal" for r in loaded.scored),
         sum(r["class"] == "unscored" for r in loaded.scored),
+        trajectories if keep_trajectories else [],
     )
 
 
 class FileScore(NamedTuple):
-    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, and
-    the pre-scored records' illegal and unscored counts."""
+    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, the
+    pre-scored records' illegal and unscored counts, and the trajectories behind
+    ``records`` (only with ``keep_trajectories``; else none)."""
 
     records: list[AwaitingVerdict]
     scored_lines: list[bytes]
     issues: list[LoadIssue]
     scored_illegal: int = 0
     scored_unscored: int = 0
+    trajectories: Sequence[Trajectory] = ()
 
 
 # --------------------------------------------------------------------------- verdicts and lines
