@@ -451,6 +451,15 @@ class FileScore(NamedTuple):
     scored_unscored: int = 0
     trajectories: Sequence[Trajectory] = ()
 
+    def settled(self, verdicts: dict[tuple[str, str], Verdict | None]) -> bool:
+        """Whether every answer of the file's records is checked in ``verdicts``."""
+        return all(r.pair is None or verdicts.get(r.pair) is not None for r in self.records)
+
+    def lines(self, verdicts: dict[tuple[str, str], Verdict | None]) -> list[bytes]:
+        """The scored JSON lines of the file's trajectories (:meth:`settled` in
+        ``verdicts``)."""
+        return list(finish_lines(self.records, verdicts))
+
 
 # --------------------------------------------------------------------------- verdicts and lines
 
