@@ -181,10 +181,10 @@ class Scoring:
         met: dict[tuple[str, str], list] = {}  # pair -> [file index, file, trajectories]
         try:
             with gc_paused():
-                keys = _FolderKeys(found.answers, found.fields)
                 mapped = _map_files(
-                    [files[i] for i in order], keys, workers, checks_pending, self.keep_trajectories
-                )
+                    [files[i] for i in order], found.answers, found.fields, workers,
+                    checks_pending, self.keep_trajectories,
+                )  # fmt: skip
                 for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
                     verifier.add(result.records)
                     run.add(result, index)
@@ -278,7 +278,8 @@ def _flag_setter(flag: c_byte) -> Callable[[bool], None]:
 
 def _map_files(
     files: list[Path],
-    answers: _FolderKeys,
+    answers: AnswerKeys,
+    fields: FieldMap | None,
     workers: int,
     checks_pending: c_byte | None,
     keep_trajectories: bool = False,
@@ -287,13 +288,14 @@ def _map_files(
     :func:`_score_in_worker`); ``keep_trajectories`` only in this process (``workers=1``)."""
     if workers == 1:
         for f in files:
-            yield score_file(f, answers, answers.fields, keep_trajectories)
+            yield score_file(f, answers, fields, keep_trajectories)
         return
     mp = multiprocessing.get_context(_start_method())
     if mp.get_start_method() == "forkserver":
         mp.set_forkserver_preload([__name__])
     chunk = 1 if len(files) < 4 * 64 * workers else 4
-    with mp.Pool(workers, initializer=_init_worker, initargs=(answers, checks_pending)) as pool:
+    start = (answers, fields, checks_pending)
+    with mp.Pool(workers, initializer=_init_worker, initargs=start) as pool:
         yield from pool.imap(_score_in_worker, files, chunksize=chunk)
 
 
@@ -307,36 +309,17 @@ def _start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
-class _FolderKeys:
-    """``answers`` with each folder's keys looked up once: finding them resolves the
-    folder's path, a system call or more per file otherwise. ``fields``: the run's field
-    map, which travels with them to the workers."""
-
-    def __init__(self, answers: AnswerKeys, fields: FieldMap | None = None) -> None:
-        self.answers = answers
-        self.fields = fields
-        self._by_folder: dict[Path, list[AnswerKey]] = {}
-
-    def for_file(self, path: Path) -> list[AnswerKey]:
-        folder = Path(path).parent
-        keys = self._by_folder.get(folder)
-        if keys is None:
-            keys = self._by_folder[folder] = self.answers.for_file(path)
-        return keys
-
-    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
-        return self.answers.apply(traj, keys)
-
-
-_worker_answers: _FolderKeys | None = None
+_worker_answers: AnswerKeys | None = None
 _worker_fields: FieldMap | None = None  # the run's field map (--map)
 _worker_checks_pending: c_byte | None = None  # a shared byte: 1 while checks are pending
 
 
-def _init_worker(answers: _FolderKeys, checks_pending: c_byte | None = None) -> None:
+def _init_worker(
+    answers: AnswerKeys, fields: FieldMap | None, checks_pending: c_byte | None = None
+) -> None:
     global _worker_answers, _worker_checks_pending, _worker_fields
     _worker_answers = answers
-    _worker_fields = answers.fields
+    _worker_fields = fields
     _worker_checks_pending = checks_pending
     gc.freeze()  # the imported modules: never worth a collector's walk again
 

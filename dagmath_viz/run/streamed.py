@@ -211,10 +211,11 @@ def streamed_parts(
         scoring = Scoring(
             paths, answers, workers=workers, checker=checker,
             found=replace(found, data_files=[files[i] for i in pooled]),
-            progress=frames.progress, interleave=partial is not None,
-            keep_trajectory_lines=False, keep_trajectories=keep_steps,
+            interleave=partial is not None, keep_trajectory_lines=False,
+            keep_trajectories=keep_steps,
         )  # fmt: skip
-        for score, verdicts, index in scoring:
+        for done, (score, verdicts, index) in enumerate(scoring, start=1):
+            frames.progress(done, len(pooled))  # counted here: the pool calls nothing back
             frames.add(score, verdicts, pooled[index])
     run = scoring.run
     issues, files_read = list(run.issues), run.files_read
@@ -273,8 +274,8 @@ class _Frames:
         self.next_at = self.start + every
 
     def progress(self, done: int, total: int) -> None:
-        """The pool's progress (called before each file is added), passed on counting the
-        files read before the pool too."""
+        """``done`` of the pool's ``total`` files scored (before each is added), passed on
+        counting the files read before the pool too."""
         self.total = total + self.n_read
         if self._progress:
             self._progress(done + self.n_read, self.n_files)
