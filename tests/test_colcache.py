@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from dagmath_viz.cli import main
-from dagmath_viz.run import corpus
+from dagmath_viz.run import streamed
 from dagmath_viz.run.corpus import load_corpus
 from dagmath_viz.score.record import concat_frames
 from dagmath_viz.store import frames as colcache
@@ -50,7 +50,7 @@ def _cached_only(paths, monkeypatch) -> pd.DataFrame:
         raise AssertionError(f"{path} was parsed, not read from its copy")
 
     with monkeypatch.context() as m:
-        m.setattr(corpus, "_parsed_scored_jsonl", refuse)
+        m.setattr(streamed, "_parsed_scored_jsonl", refuse)
         return load_corpus(paths).scored
 
 
@@ -249,7 +249,7 @@ def test_file_changed_while_read_is_not_cached(tmp_path, frames):
 
 
 def _uncached_frame(path: Path) -> pd.DataFrame:
-    return concat_frames(corpus._parsed_scored_jsonl(path))
+    return concat_frames(streamed._parsed_scored_jsonl(path))
 
 
 def test_values_json_would_change_are_not_cached(tmp_path, frames):

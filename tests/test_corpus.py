@@ -90,13 +90,13 @@ def _scored_file(tmp_path, monkeypatch):
 
 
 def test_scored_jsonl_read_in_slices_is_the_same_frame(tmp_path, monkeypatch):
-    import dagmath_viz.run.corpus as corpus_module
+    import dagmath_viz.run.streamed as streamed_module
 
     path = _scored_file(tmp_path, monkeypatch)
     whole = load_corpus([path]).scored
-    monkeypatch.setattr(corpus_module, "SCORED_SLICE", 100)  # a slice of a line or two
+    monkeypatch.setattr(streamed_module, "SCORED_SLICE", 100)  # a slice of a line or two
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")  # parse it again, not read its copy
-    assert len(corpus_module._parsed_scored_jsonl(path)) > 10
+    assert len(streamed_module._parsed_scored_jsonl(path)) > 10
     sliced = load_corpus([path])
     assert len(sliced) == 40
     assert list(sliced.scored.dtypes) == list(whole.dtypes)
@@ -110,13 +110,13 @@ def test_scored_jsonl_read_in_slices_is_the_same_frame(tmp_path, monkeypatch):
 
 
 def test_a_bad_line_in_a_later_slice_is_named_and_the_rest_kept(tmp_path, monkeypatch):
-    import dagmath_viz.run.corpus as corpus_module
+    import dagmath_viz.run.streamed as streamed_module
 
     path = _scored_file(tmp_path, monkeypatch)
     lines = path.read_text().splitlines()
     lines[30] = lines[30].replace('"class": "', '"class": "nonsense-')
     path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(corpus_module, "SCORED_SLICE", 100)
+    monkeypatch.setattr(streamed_module, "SCORED_SLICE", 100)
     corpus = load_corpus([path])
     assert len(corpus) == 39
     bad = json.loads(lines[30])["class"]

@@ -88,6 +88,26 @@ def test_score_command_same_output_for_any_worker_count(tmp_path, data_dir, monk
     assert (tmp_path / "c").is_dir()  # the verdict cache went where it was told
 
 
+def test_kept_trajectories_are_those_read_and_change_no_line(tmp_path, answer_checker):
+    """``keep_trajectories`` (the app's in-memory load): each file's trajectories come
+    with its score, as ``Discovery.read`` reads them (answer keys applied), and the run's
+    lines are those of the run that keeps none (fast path where it applies)."""
+    from dagmath_viz.formats.discovery import discover
+
+    run_dir = _fault_run(tmp_path)
+    found = discover([run_dir])
+    plain = pipeline.score_paths([run_dir], checker=answer_checker, found=found)
+    scoring = pipeline.Scoring([run_dir], checker=answer_checker, found=found,
+                               keep_trajectories=True)  # fmt: skip
+    kept = {index: score.trajectories for score, _verdicts, index in scoring}
+    assert list(kept) == list(range(len(found.data_files)))  # in this process, file order
+    for index, f in enumerate(found.data_files):
+        assert list(kept[index]) == found.read(f).trajectories
+    assert sum(map(len, kept.values())) > 10  # the clean files and the faulty one
+    assert list(scoring.run.lines()) == list(plain.lines())
+    assert scoring.run.issues == plain.issues
+
+
 # --------------------------------------------------------------------------- answers
 
 

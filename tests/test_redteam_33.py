@@ -255,13 +255,13 @@ SCORED = {
 
 
 def test_item2_each_records_own_key_never_widens_the_frame(tmp_path, monkeypatch):
-    from dagmath_viz.run import corpus
+    from dagmath_viz.run import corpus, streamed
     from dagmath_viz.score.record import RECORD_FIELDS
 
     OTHER_FIELDS = "other_fields"  # noqa: N806 - the README's name for the one JSON column
 
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
-    monkeypatch.setattr(corpus, "SCORED_SLICE", 4096)  # many slices: _concat joins them
+    monkeypatch.setattr(streamed, "SCORED_SLICE", 4096)  # many slices: concat_frames joins them
     n = 3000
     lines = []
     for i in range(n):

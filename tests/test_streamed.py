@@ -48,6 +48,30 @@ def test_streamed_equals_in_memory(data, answer_checker):
     assert len(new.trajectories) == len(new.scored)
 
 
+def test_a_field_map_renames_scored_records_on_both_paths(tmp_path, answer_checker):
+    """``--map`` renames the fields of every record read, a scored JSONL file's too (as
+    ``dagmath score --map`` does), whichever way the source is loaded."""
+    import orjson
+
+    from dagmath_viz.formats.fieldmap import FieldMap
+    from dagmath_viz.run.pool import score_paths
+
+    run = Path(shutil.copytree(TEST_DATA / "mixed_run", tmp_path / "run"))
+    with score_paths([run / "model_a"], checker=answer_checker) as scored:
+        (run / "scored.jsonl").write_bytes(b"".join(scored.lines()))
+    in_file = [orjson.loads(line) for line in (run / "scored.jsonl").read_bytes().splitlines()]
+    fields = FieldMap.parse("model=dataset")
+    loads = [
+        load_corpus([run], stream_bytes=bytes_, checker=answer_checker, fields=fields)
+        for bytes_ in (IN_MEMORY, 0)
+    ]
+    for loaded in loads:
+        rows = loaded.scored.tail(len(in_file))  # pre-scored records come last
+        assert rows["model"].tolist() == [r["dataset"] for r in in_file]
+        assert rows["model"].tolist() != [r["model"] for r in in_file]
+    pd.testing.assert_frame_equal(loads[1].scored, loads[0].scored)
+
+
 def test_the_shared_sets_are_compared():
     """The two real sets the brief names are raw layouts read here (not silently skipped)."""
     names = {p.name for p in _raw_sets()}
@@ -193,7 +217,7 @@ def test_pool_workers_do_not_run_the_app_script_again(tmp_path, monkeypatch, ans
     thread = threading.Thread(target=hold.wait, daemon=True)
     thread.start()  # a second thread: the pool is started by the fork server
     try:
-        frame, _issues, _files = streamed.streamed_parts([run], workers=2, checker=answer_checker)
+        frame = streamed.streamed_parts([run], workers=2, checker=answer_checker).frame
     finally:
         hold.set()
         thread.join()

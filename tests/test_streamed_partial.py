@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dagmath_viz.run import corpus, streamed
 from dagmath_viz.run import pool as pipeline
+from dagmath_viz.run import streamed
 from dagmath_viz.run.corpus import load_corpus
 from dagmath_viz.run.pool import interleaved, score_paths
 
@@ -44,7 +44,7 @@ def test_interleaving_keeps_the_lines_in_file_order(workers, monkeypatch, answer
 def test_partial_frames_grow_and_sample_every_model_early(monkeypatch, answer_checker):
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
     calls: list[tuple[pd.DataFrame, int, int]] = []
-    frame, _issues, _read = streamed.streamed_parts(
+    frame, _steps, _issues, _read = streamed.streamed_parts(
         [SAMPLE],
         checker=answer_checker,
         workers=1,
@@ -95,10 +95,10 @@ def test_the_frame_made_while_scoring_is_the_frame_of_the_lines(
     put back in file order: the frame of the run's lines read back after scoring."""
     monkeypatch.setenv("DAGMATH_FRAME_CACHE", "0")
     monkeypatch.setattr(pipeline, "IN_PROCESS_BYTES", 0)
-    monkeypatch.setattr(corpus, "SCORED_SLICE", 4096)  # ~10 records a slice
+    monkeypatch.setattr(streamed, "SCORED_SLICE", 4096)  # ~10 records a slice
     with score_paths([SAMPLE], workers=2, checker=answer_checker) as run:
         expected = streamed.scored_frame_of_lines(run.lines(), slice_bytes=1 << 30)
-    frame, _issues, _read = streamed.streamed_parts(
+    frame, _steps, _issues, _read = streamed.streamed_parts(
         [SAMPLE],
         checker=answer_checker,
         workers=2,
@@ -121,7 +121,7 @@ def test_files_waiting_for_verdicts_keep_their_place(monkeypatch, answer_checker
         expected = streamed.scored_frame_of_lines(run.trajectory_lines(), slice_bytes=1 << 30)
         verdicts = dict(run.verdicts)
     assert any(r.pair is not None for score, _ in got for r in score.records)
-    frames = streamed._Frames(None, 0.0, None)
+    frames = streamed._Frames(None, 0.0, None, len(got))
     for score, index in reversed(got):
         frames.add(score, {}, index)  # nothing checked yet: every file with a pair waits
     assert frames.waiting

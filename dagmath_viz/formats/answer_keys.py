@@ -54,13 +54,23 @@ class AnswerKeys:
 
     explicit: AnswerKey | None = None
     by_folder: dict[Path, AnswerKey] = field(default_factory=dict)
+    #: each folder's keys, looked up once: finding them resolves the folder's path, a
+    #: system call or more per file otherwise (not part of what the keys are)
+    _found: dict[Path, list[AnswerKey]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def for_file(self, path: Path) -> list[AnswerKey]:
         """Folder keys that apply to a file: its folder's first, then each folder above."""
         if not self.by_folder:
             return []
-        folder = Path(path).parent.resolve()
-        return [self.by_folder[d] for d in (folder, *folder.parents) if d in self.by_folder]
+        parent = Path(path).parent
+        keys = self._found.get(parent)
+        if keys is None:
+            folder = parent.resolve()
+            keys = [self.by_folder[d] for d in (folder, *folder.parents) if d in self.by_folder]
+            self._found[parent] = keys
+        return keys
 
     def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
         """``traj`` with its reference answer and difficulty filled from the keys.

@@ -1,14 +1,9 @@
 """A loaded, scored data source: what the app holds once per source (read-only).
 
 A :class:`Corpus` pairs the scored table with the trajectories behind its rows (``None``
-for rows read from pre-scored JSONL, which carry no steps) and every load issue.
-
-The scored table is columnar (a DataFrame), and scored JSONL becomes columns a slice of
-lines at a time (:data:`SCORED_SLICE` bytes): 100,000 records never exist as dicts at
-once. As dicts they took about 2.5 KB each and, freed, left the process hundreds of MB
-larger than the frame it keeps (about 45 MB for 100,000 records);
-``benchmarks/memory_scored.py`` measures it. Once parsed, a scored JSONL file's frame is
-kept as a Parquet copy (:mod:`dagmath_viz.store.frames`) that later loads read instead.
+for rows read from pre-scored JSONL, which carry no steps, and for every row of a streamed
+load) and every load issue. :func:`load_corpus` decides how the source is loaded, once,
+and :mod:`dagmath_viz.run.streamed` loads it that way.
 """
 
 from __future__ import annotations
@@ -22,19 +17,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker, kept_checker
 from dagmath_viz.formats.answer_keys import AnswerKey
 from dagmath_viz.formats.discovery import Discovery, discover
 from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES
 from dagmath_viz.formats.registry import record_form
-from dagmath_viz.formats.scored import parse_scored_jsonl, starts_scored
-from dagmath_viz.run.pool import IN_PROCESS_BYTES, gc_paused, unsettled_issues
-from dagmath_viz.schema import DagMathError, InputError, LoadIssue, Trajectory
-from dagmath_viz.score.record import SCORED_SLICE, concat_frames, records_frame
-from dagmath_viz.score.reference import score_records
-from dagmath_viz.store import frames as colcache
+from dagmath_viz.formats.scored import starts_scored
+from dagmath_viz.run import streamed
+from dagmath_viz.run.pool import IN_PROCESS_BYTES, gc_paused
+from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.store.uploads import is_uploaded
 from dagmath_viz.text import natural_key
 
@@ -42,10 +34,8 @@ __all__ = [
     "STREAM_BYTES",
     "STREAM_BYTES_ENV",
     "Corpus",
-    "in_memory_parts",
     "load_corpus",
     "raw_bytes",
-    "scored_jsonl_frames",
     "stream_threshold",
 ]
 
@@ -160,14 +150,15 @@ def load_corpus(
     """Load and score everything under ``paths`` (official layouts or scored JSONL).
 
     The strategy is decided once, here, from what the source is (:func:`discover`'s
-    files): from ``stream_bytes`` of raw trajectory data (default :func:`stream_threshold`:
-    16 MB, or ``$DAGMATH_STREAM_BYTES``) the data are scored by the streaming pool of
-    ``dagmath score`` (:func:`dagmath_viz.run.streamed.cached_parts`) and no trajectory is
-    kept (every :meth:`Corpus.trajectory` is None; pages read steps back from ``source``):
-    same rows, values and issues, in a fraction of the memory. Smaller data are read and
-    scored in memory (:func:`in_memory_parts`): there a pool costs more time than it
-    saves, and the steps are few. Rows: loaded trajectories first, then scored records,
-    each in file order. ``progress(done, total)`` counts files on both paths.
+    files), and :func:`dagmath_viz.run.streamed.cached_parts` loads it that way (one
+    implementation for both): from ``stream_bytes`` of raw trajectory data (default
+    :func:`stream_threshold`: 16 MB, or ``$DAGMATH_STREAM_BYTES``) the data are scored by
+    the streaming pool of ``dagmath score`` and no trajectory is kept (every
+    :meth:`Corpus.trajectory` is None; pages read steps back from ``source``): same rows,
+    values and issues, in a fraction of the memory. Smaller data are scored in this
+    process with every trajectory kept: there a pool costs more time than it saves, and
+    the steps are few. Rows: loaded trajectories first, then scored records, each in file
+    order. ``progress(done, total)`` counts files on both paths.
 
     ``keep_verdicts`` (the app sets it; ignored when ``checker`` is given): answers are
     checked by :func:`dagmath_viz.answers.check.kept_checker`, which reads and adds to the
@@ -179,8 +170,6 @@ def load_corpus(
     seconds while the folder is scored, with the scored rows of what is scored so far (a sample
     of every model and data set; see :func:`dagmath_viz.run.streamed.streamed_parts`).
     """
-    from dagmath_viz.run import streamed
-
     kept = keep_verdicts and checker is None and not any(map(is_uploaded, paths))
     if kept:
         checker = kept_checker()
@@ -189,17 +178,15 @@ def load_corpus(
         with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
             found = discover(paths, answers, fields=fields)
             threshold = stream_threshold() if stream_bytes is None else stream_bytes
-            if found.data_files and raw_bytes(found) >= threshold:
-                frame, issues, files_read, run_copy = streamed.cached_parts(
-                    paths, answers, found, checker=checker, progress=progress, partial=partial
-                )
-                trajectories: tuple[Trajectory | None, ...] = (None,) * len(frame)
-            else:
-                frame, trajectories, issues = in_memory_parts(found, checker, progress)
-                files_read, run_copy = found.files_read, None
+            stream = bool(found.data_files) and raw_bytes(found) >= threshold
+            parts, run_copy = streamed.cached_parts(
+                paths, answers, found, keep_steps=not stream, checker=checker,
+                progress=progress, partial=partial if stream else None,
+            )  # fmt: skip
     finally:
         if kept:
             checker.save()  # type: ignore[union-attr]
+    frame, trajectories, issues, files_read = parts
     return Corpus(label, frame, trajectories, tuple(issues), files_read, run_copy)
 
 
@@ -243,113 +230,3 @@ def raw_bytes(found: Discovery) -> int:
         except OSError:
             pass  # the reader names the file
     return total
-
-
-def in_memory_parts(
-    found: Discovery,
-    checker: AnswerChecker | None,
-    progress: Callable[[int, int], None] | None = None,
-) -> tuple[pd.DataFrame, tuple[Trajectory | None, ...], list[LoadIssue]]:
-    """Every data file ``found`` read and scored in this process: the scored frame, the
-    trajectory behind each row (None for a pre-scored record) and the issues.
-
-    Reads what :func:`dagmath_viz.formats.discovery.load_paths` reads, file by file through the
-    same :meth:`~dagmath_viz.formats.discovery.Discovery.read`, with the same issues; a file of
-    valid scored records only becomes frames slice by slice (:func:`scored_jsonl_frames`).
-    """
-    issues = list(found.issues)
-    loaded_trajectories: list[Trajectory] = []
-    files_of: list[tuple[int, Path]] = []  # each trajectory's file, to name a timeout
-    scored_parts: list[pd.DataFrame] = []
-    for done, f in enumerate(found.data_files, start=1):
-        if progress:
-            progress(done - 1, len(found.data_files))
-        frames = scored_jsonl_frames(f)
-        if frames is not None:
-            scored_parts.extend(frames)
-            continue
-        loaded = found.read(f)
-        issues.extend(loaded.issues)
-        if loaded.scored:
-            scored_parts.append(records_frame(loaded.scored))
-        loaded_trajectories.extend(loaded.trajectories)
-        files_of.extend([(done - 1, f)] * len(loaded.trajectories))
-    records = score_records(loaded_trajectories, checker=checker)
-    issues.extend(_unsettled(records, files_of))
-    if progress:
-        progress(len(found.data_files), len(found.data_files))
-    parts = [records_frame(records)] if records else []
-    del records
-    n_scored = sum(len(p) for p in scored_parts)
-    frame = concat_frames(parts + scored_parts)
-    del parts, scored_parts
-    return frame, (*loaded_trajectories, *(None,) * n_scored), issues
-
-
-def _unsettled(records: list[dict], files_of: list[tuple[int, Path]]) -> list:
-    """The warnings :func:`dagmath_viz.run.pool.score_paths` gives for answer checks that
-    timed out or failed, from scored records (the in-memory path says what the pool says)."""
-    met: dict[tuple[str, str], list] = {}
-    reasons: dict[tuple[str, str], str | None] = {}
-    for rec, (index, file) in zip(records, files_of, strict=True):
-        if rec["reference_answer"] is None:
-            continue
-        pair = (rec["reference_answer"], rec["predicted_answer"] or "")
-        met.setdefault(pair, [index, file, 0])[2] += 1
-        reasons.setdefault(pair, rec["answer_check"])
-    return unsettled_issues(met, reasons.get)
-
-
-def scored_jsonl_frames(path: Path, cache_dir: Path | None = None) -> list[pd.DataFrame] | None:
-    """A scored JSONL file as one frame (:func:`records_frame`), parsed a slice of lines
-    at a time, or read back from its columnar copy (:mod:`dagmath_viz.store.frames`).
-
-    None unless :func:`dagmath_viz.formats.registry.load_file` would read the file in one parse of
-    valid scored records (its fast path): then every slice parses as such. Otherwise the
-    caller reads the file with ``load_file``, which names every bad line. Only a file
-    read this way is cached, so a cached file has no load issues to repeat. ``cache_dir``:
-    where the copies are (default :func:`dagmath_viz.store.frames.cache_dir`).
-    """
-    path = Path(path)
-    if record_form(path) != LINES:
-        return None  # read by another format's reader, or not plain JSON Lines
-    cached = colcache.read(path, cache_dir)
-    if cached is not None:
-        return [cached]
-    try:
-        stat = path.stat()  # before reading: a file changed meanwhile is not cached
-    except OSError:
-        return None  # load_file says why
-    frames = _parsed_scored_jsonl(path)
-    if frames is None:
-        return None
-    frame = concat_frames(frames)
-    del frames
-    colcache.write(path, frame, stat, cache_dir)
-    return [frame]
-
-
-def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
-    """The frames of a scored JSONL file's slices (None: load_file reads it instead)."""
-    if not starts_scored(path):
-        return None  # trajectories as JSONL: load_file reads them, and the file only once
-    try:
-        data = jsonio.strip_bom(jsonio.read_lines_bytes(path))
-    except InputError:
-        return None  # load_file says why
-    frames: list[pd.DataFrame] = []
-    start, end = 0, len(data)
-    while start < end:
-        cut = data.find(b"\n", min(start + SCORED_SLICE, end))
-        stop = end if cut < 0 else cut + 1
-        piece = data[start:stop]
-        start = stop
-        if not piece.strip():
-            continue
-        if piece.startswith(jsonio.BOM):  # one parse of the whole file would fail here
-            return None
-        records = parse_scored_jsonl(piece)
-        if records is None:
-            return None
-        frames.append(records_frame(records))
-    return frames or None

@@ -123,7 +123,11 @@ class Scoring:
     place in file order, after ``progress``; once the iteration ends, :attr:`run` holds the
     :class:`ScoredRun` with every verdict. A caller that makes something of each file as
     it comes (the streamed load's frame) iterates it, so nothing here calls back up into
-    that caller. The arguments are :func:`score_paths`' own.
+    that caller. The arguments are :func:`score_paths`' own, and ``keep_trajectories``:
+    each file's trajectories come with its score (:attr:`FileScore.trajectories`, answer
+    keys applied), read by the reference path (never the fast path, which builds none) in
+    this process (a pool would copy every trajectory back from its workers), as a small
+    run is scored; the app's in-memory load keeps them.
     """
 
     def __init__(
@@ -139,12 +143,14 @@ class Scoring:
         interleave: bool = False,
         keep_trajectory_lines: bool = True,
         fields: FieldMap | None = None,
+        keep_trajectories: bool = False,
     ) -> None:
         if found is None:
             found = discovery.discover(paths, answers, exclude=exclude, fields=fields)
         self.found, self.workers, self.checker = found, workers, checker
         self.progress, self.interleave = progress, interleave
         self.keep_trajectory_lines = keep_trajectory_lines
+        self.keep_trajectories = keep_trajectories
         self._run: ScoredRun | None = None
 
     @property
@@ -159,7 +165,7 @@ class Scoring:
         files, issues = found.data_files, list(found.issues)
         workers = max(1, min(self.workers or default_workers(), len(files)))
         max_threads = max(1, workers // 2)
-        if workers > 1 and _total_bytes(files) < IN_PROCESS_BYTES:
+        if workers > 1 and (self.keep_trajectories or _total_bytes(files) < IN_PROCESS_BYTES):
             workers = 1
         # math-verify (one process, a chain of checks) is the long pole of a cold run: while
         # pairs pile up for it, the pool's workers score at a lower priority, so it gets the
@@ -175,8 +181,10 @@ class Scoring:
         met: dict[tuple[str, str], list] = {}  # pair -> [file index, file, trajectories]
         try:
             with gc_paused():
-                keys = _FolderKeys(found.answers, found.fields)
-                mapped = _map_files([files[i] for i in order], keys, workers, checks_pending)
+                mapped = _map_files(
+                    [files[i] for i in order], found.answers, found.fields, workers,
+                    checks_pending, self.keep_trajectories,
+                )  # fmt: skip
                 for done, (index, result) in enumerate(zip(order, mapped, strict=True), start=1):
                     verifier.add(result.records)
                     run.add(result, index)
@@ -269,19 +277,25 @@ def _flag_setter(flag: c_byte) -> Callable[[bool], None]:
 
 
 def _map_files(
-    files: list[Path], answers: _FolderKeys, workers: int, checks_pending: c_byte | None
+    files: list[Path],
+    answers: AnswerKeys,
+    fields: FieldMap | None,
+    workers: int,
+    checks_pending: c_byte | None,
+    keep_trajectories: bool = False,
 ) -> Iterator[FileScore]:
     """Each file's score, in order; ``checks_pending`` is the byte the workers read (see
-    :func:`_score_in_worker`)."""
+    :func:`_score_in_worker`); ``keep_trajectories`` only in this process (``workers=1``)."""
     if workers == 1:
         for f in files:
-            yield score_file(f, answers, answers.fields)
+            yield score_file(f, answers, fields, keep_trajectories)
         return
     mp = multiprocessing.get_context(_start_method())
     if mp.get_start_method() == "forkserver":
         mp.set_forkserver_preload([__name__])
     chunk = 1 if len(files) < 4 * 64 * workers else 4
-    with mp.Pool(workers, initializer=_init_worker, initargs=(answers, checks_pending)) as pool:
+    start = (answers, fields, checks_pending)
+    with mp.Pool(workers, initializer=_init_worker, initargs=start) as pool:
         yield from pool.imap(_score_in_worker, files, chunksize=chunk)
 
 
@@ -295,36 +309,17 @@ def _start_method() -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
-class _FolderKeys:
-    """``answers`` with each folder's keys looked up once: finding them resolves the
-    folder's path, a system call or more per file otherwise. ``fields``: the run's field
-    map, which travels with them to the workers."""
-
-    def __init__(self, answers: AnswerKeys, fields: FieldMap | None = None) -> None:
-        self.answers = answers
-        self.fields = fields
-        self._by_folder: dict[Path, list[AnswerKey]] = {}
-
-    def for_file(self, path: Path) -> list[AnswerKey]:
-        folder = Path(path).parent
-        keys = self._by_folder.get(folder)
-        if keys is None:
-            keys = self._by_folder[folder] = self.answers.for_file(path)
-        return keys
-
-    def apply(self, traj: Trajectory, keys: list[AnswerKey]) -> Trajectory:
-        return self.answers.apply(traj, keys)
-
-
-_worker_answers: _FolderKeys | None = None
+_worker_answers: AnswerKeys | None = None
 _worker_fields: FieldMap | None = None  # the run's field map (--map)
 _worker_checks_pending: c_byte | None = None  # a shared byte: 1 while checks are pending
 
 
-def _init_worker(answers: _FolderKeys, checks_pending: c_byte | None = None) -> None:
+def _init_worker(
+    answers: AnswerKeys, fields: FieldMap | None, checks_pending: c_byte | None = None
+) -> None:
     global _worker_answers, _worker_checks_pending, _worker_fields
     _worker_answers = answers
-    _worker_fields = answers.fields
+    _worker_fields = fields
     _worker_checks_pending = checks_pending
     gc.freeze()  # the imported modules: never worth a collector's walk again
 
@@ -379,10 +374,16 @@ def _at_lower_priority(func: Callable[..., T], *args: Any) -> T:
 # --------------------------------------------------------------------------- one file
 
 
-def score_file(path: Path, answers: AnswerKeys, fields: FieldMap | None = None) -> FileScore:
-    """Score every record of one file (the unit of work of a worker), ``fields`` mapped."""
+def score_file(
+    path: Path,
+    answers: AnswerKeys,
+    fields: FieldMap | None = None,
+    keep_trajectories: bool = False,
+) -> FileScore:
+    """Score every record of one file (the unit of work of a worker), ``fields`` mapped;
+    ``keep_trajectories``: with the trajectories read (:attr:`FileScore.trajectories`)."""
     with gc_paused():
-        return _score_file(Path(path), answers, fields)
+        return _score_file(Path(path), answers, fields, keep_trajectories)
 
 
 @contextmanager
@@ -402,31 +403,45 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _score_file(path: Path, answers: AnswerKeys, fields: FieldMap | None = None) -> FileScore:
-    fast = None if fields is not None else score_clean_file(path, answers)
+def _score_file(
+    path: Path, answers: AnswerKeys, fields: FieldMap | None, keep_trajectories: bool
+) -> FileScore:
+    fast = None if fields is not None or keep_trajectories else score_clean_file(path, answers)
     if fast is not None:
         return FileScore(fast.records, [], fast.issues)
     loaded = registry.load_file(path, fields)
     keys = answers.for_file(path)
-    records = [awaiting_verdict_of(answers.apply(t, keys)) for t in loaded.trajectories]
+    trajectories = [answers.apply(t, keys) for t in loaded.trajectories]
     return FileScore(
-        records,
+        [awaiting_verdict_of(t) for t in trajectories],
         [jsonio.dumps(r, newline=True) for r in loaded.scored],
         loaded.issues,
         sum(r["class"] == "illegal" for r in loaded.scored),
         sum(r["class"] == "unscored" for r in loaded.scored),
+        trajectories if keep_trajectories else [],
     )
 
 
 class FileScore(NamedTuple):
-    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, and
-    the pre-scored records' illegal and unscored counts."""
+    """What one file gives: records awaiting verdicts, pre-scored JSON lines, issues, the
+    pre-scored records' illegal and unscored counts, and the trajectories behind
+    ``records`` (only with ``keep_trajectories``; else none)."""
 
     records: list[AwaitingVerdict]
     scored_lines: list[bytes]
     issues: list[LoadIssue]
     scored_illegal: int = 0
     scored_unscored: int = 0
+    trajectories: Sequence[Trajectory] = ()
+
+    def settled(self, verdicts: dict[tuple[str, str], Verdict | None]) -> bool:
+        """Whether every answer of the file's records is checked in ``verdicts``."""
+        return all(r.pair is None or verdicts.get(r.pair) is not None for r in self.records)
+
+    def lines(self, verdicts: dict[tuple[str, str], Verdict | None]) -> list[bytes]:
+        """The scored JSON lines of the file's trajectories (:meth:`settled` in
+        ``verdicts``)."""
+        return list(finish_lines(self.records, verdicts))
 
 
 # --------------------------------------------------------------------------- verdicts and lines

@@ -1,18 +1,28 @@
-"""A large raw results folder loaded through the streaming scorer, with no steps kept.
+"""A data source scored into the app's frame: one implementation, streamed or in memory.
 
-``load_corpus`` on raw trajectories (``<model>/<dataset>/problem_<id>_all_samples.json``)
-used to build every :class:`~dagmath_viz.schema.Trajectory` and keep it: 100,000 of them
-took 2.6 GB and half a minute. Above :data:`dagmath_viz.run.corpus.STREAM_BYTES` of raw
-data ``load_corpus`` comes here instead: the folder is scored by
-:func:`dagmath_viz.run.pool.score_paths` (the pool of ``dagmath score``: trajectories never
-leave its workers) and its JSON lines become the scored frame a slice at a time while the
-files are scored (:data:`dagmath_viz.score.record.SCORED_SLICE` bytes of lines), so
-neither every trajectory nor every record dict exists at once. Every row's trajectory is
-then ``None``, as for rows read from scored JSONL: a page reads one trajectory's steps back
-from its ``source`` when it needs them (:class:`dagmath_viz.formats.sources.SourceReader`).
+``load_corpus`` decides the strategy (from the bytes of raw data, see
+:data:`dagmath_viz.run.corpus.STREAM_BYTES`) and comes here with it, once
+(:func:`cached_parts`). Both strategies are the same run, as polars' ``read_*`` is
+``scan_*().collect()``: every scored JSONL file of valid records becomes its frame a slice
+of lines at a time, or is read back from its columnar copy (:func:`scored_jsonl_frame`,
+:mod:`dagmath_viz.store.frames`); every other file is scored by the pool of ``dagmath
+score`` (:class:`dagmath_viz.run.pool.Scoring`, iterated here) and its JSON lines become
+the scored frame a slice at a time while the files are scored
+(:data:`dagmath_viz.score.record.SCORED_SLICE` bytes of lines), so neither every
+trajectory nor every record dict exists at once.
 
-Rows, their order, column values and issues are those of the in-memory path (trajectories
-in file order, then pre-scored records); ``tests/test_streamed.py`` compares the two.
+- **Streamed** (large raw data; ``keep_steps=False``): the pool's workers score the files
+  and no trajectory leaves them (100,000 kept took 2.6 GB and half a minute). Every row's
+  trajectory is ``None``, as for rows read from scored JSONL: a page reads one
+  trajectory's steps back from its ``source`` when it needs them
+  (:class:`dagmath_viz.formats.sources.SourceReader`). The frame is kept as a columnar
+  copy of the run, read back while the run is unchanged (:func:`run_key`).
+- **In memory** (``keep_steps=True``): the same run in this process, each file read by the
+  reference path with its trajectories kept, one per trajectory row.
+
+Rows are the trajectories' in file order, then pre-scored records in file order; the
+column values and issues do not depend on the strategy (``tests/test_streamed.py``
+compares the two).
 """
 
 from __future__ import annotations
@@ -22,10 +32,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from itertools import chain
 from multiprocessing import spawn
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import orjson
@@ -34,21 +45,26 @@ import pandas as pd
 from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker
 from dagmath_viz.formats.answer_keys import AnswerKey
-from dagmath_viz.formats.discovery import Discovery
+from dagmath_viz.formats.discovery import Discovery, discover
+from dagmath_viz.formats.records import LINES
+from dagmath_viz.formats.registry import record_form
+from dagmath_viz.formats.scored import parse_scored_jsonl, starts_scored
 from dagmath_viz.run.pool import FileScore, Scoring
-from dagmath_viz.schema import LoadIssue, Trajectory
+from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score.record import SCORED_SLICE, concat_frames, records_frame
-from dagmath_viz.score.reference import finish_lines
+from dagmath_viz.store import frames as colcache
 from dagmath_viz.store.keys import cache_key
 from dagmath_viz.store.uploads import is_uploaded
 
 __all__ = [
     "PARTIAL_EVERY",
+    "Parts",
     "cached_parts",
     "main_script_hidden",
     "read_back",
     "run_key",
     "scored_frame_of_lines",
+    "scored_jsonl_frame",
     "streamed_parts",
     "dead_ends_read_back",
     "tag_counts_read_back",
@@ -63,47 +79,58 @@ PARTIAL_EVERY = 2.0
 Partial = Callable[[pd.DataFrame, int, int], None]
 
 
+class Parts(NamedTuple):
+    """A data source scored: the frame (index 0..n-1), the trajectory behind each row
+    (None when not kept, and for a pre-scored record), the issues, the files read."""
+
+    frame: pd.DataFrame
+    trajectories: tuple[Trajectory | None, ...]
+    issues: list[LoadIssue]
+    files_read: int
+
+
 def cached_parts(
     paths: Sequence[str | Path],
     answers: str | Path | AnswerKey | None,
     found: Discovery,
     *,
+    keep_steps: bool = False,
     checker: AnswerChecker | None = None,
     progress: Callable[[int, int], None] | None = None,
     partial: Partial | None = None,
-) -> tuple[pd.DataFrame, list, int, tuple[str, str] | None]:
-    """:func:`streamed_parts`, kept as a columnar copy (:func:`dagmath_viz.store.frames.write_run`)
-    and read back instead while the run is unchanged (:func:`run_key`): the frame, the
-    issues, the files read, and the copy's ``(identity, key)`` when the frame is the one
-    kept (read back, or just written; None otherwise), on which the derived values of
-    :mod:`dagmath_viz.store.views` are keyed.
+) -> tuple[Parts, tuple[str, str] | None]:
+    """:func:`streamed_parts` (``keep_steps``: in memory), and, when no steps are kept,
+    the run kept as a columnar copy (:func:`dagmath_viz.store.frames.write_run`) and read
+    back instead while the run is unchanged (:func:`run_key`); with the copy's
+    ``(identity, key)`` when the frame is the one kept (read back, or just written; None
+    otherwise), on which the derived values of :mod:`dagmath_viz.store.views` are keyed.
 
     Scoring 100,000 trajectories takes tens of seconds each time the app opens the folder;
-    reading the copy back takes a fraction of one. A run that changed while it was scored
+    reading the copy back takes a fraction of one. A copy holds no steps, so a load that
+    keeps them is never read from or kept as one. A run that changed while it was scored
     is not kept; an uploaded run never is (its copy would outlive the session); nor is a
     run in which an answer check timed out or failed: that verdict says how busy the
     machine was, so kept it would show the trajectory incorrect on every later open.
     """
-    from dagmath_viz.store import frames as colcache
-
     identity = orjson.dumps([_resolved(p) for p in paths]).decode()
-    key = None if any(map(is_uploaded, paths)) else run_key(found)
+    key = None if keep_steps or any(map(is_uploaded, paths)) else run_key(found)
     cached = None if key is None else colcache.read_run(identity, key)
     if cached is not None:
         frame, extra = cached
         if progress:
             progress(len(found.data_files), len(found.data_files))
         issues = [LoadIssue(**i) for i in extra["issues"]]
-        return frame, issues, extra["files_read"], (identity, key)
-    frame, issues, files_read = streamed_parts(
-        paths, answers, checker=checker, progress=progress, found=found, partial=partial
-    )
+        return Parts(frame, (None,) * len(frame), issues, extra["files_read"]), (identity, key)
+    parts = streamed_parts(
+        paths, answers, checker=checker, progress=progress, found=found, partial=partial,
+        keep_steps=keep_steps,
+    )  # fmt: skip
     kept = None
-    if key is not None and run_key(found) == key and _verdicts_settled(frame):
-        extra = {"issues": [asdict(i) for i in issues], "files_read": files_read}
-        if colcache.write_run(identity, key, frame, extra) is not None:
+    if key is not None and run_key(found) == key and _verdicts_settled(parts.frame):
+        extra = {"issues": [asdict(i) for i in parts.issues], "files_read": parts.files_read}
+        if colcache.write_run(identity, key, parts.frame, extra) is not None:
             kept = (identity, key)
-    return frame, issues, files_read, kept
+    return parts, kept
 
 
 def _verdicts_settled(frame: pd.DataFrame) -> bool:
@@ -148,10 +175,12 @@ def streamed_parts(
     found: Discovery | None = None,
     partial: Partial | None = None,
     partial_every: float | None = None,
-) -> tuple[pd.DataFrame, list, int]:
-    """``paths`` scored by the pool of :func:`dagmath_viz.run.pool.score_paths` (its
-    :class:`~dagmath_viz.run.pool.Scoring`, iterated here): the scored frame, the issues,
-    files read.
+    keep_steps: bool = False,
+) -> Parts:
+    """``paths`` scored: each scored JSONL file of valid records read as its frame
+    (:func:`scored_jsonl_frame`), every other file scored by the pool of
+    :func:`dagmath_viz.run.pool.score_paths` (its :class:`~dagmath_viz.run.pool.Scoring`,
+    iterated here); ``keep_steps``: in this process, each trajectory kept.
 
     ``progress(done, total)`` counts files, as ``dagmath score`` does. The run (its records
     awaiting verdicts are small: no steps) is dropped once its lines are columns.
@@ -165,26 +194,39 @@ def streamed_parts(
     then scored one folder after another in turn, so the frame holds every model and data
     set early on. The returned frame does not depend on it.
     """
+    if found is None:
+        found = discover(paths, answers)
     every = PARTIAL_EVERY if partial_every is None else partial_every
-    frames = _Frames(partial, every, progress)
+    files = found.data_files
+    frames = _Frames(partial, every, progress, len(files))
+    pooled = []  # the files the pool scores, by their place in file order
+    for index, f in enumerate(files):
+        # a field map renames the fields of every record read, scored ones too (load_file)
+        frame = None if found.fields is not None else scored_jsonl_frame(f)
+        if frame is None:
+            pooled.append(index)
+        else:
+            frames.add_read(frame, index)
     with main_script_hidden():
         scoring = Scoring(
-            paths, answers, workers=workers, checker=checker, found=found,
-            progress=frames.progress, interleave=partial is not None,
-            keep_trajectory_lines=False,
+            paths, answers, workers=workers, checker=checker,
+            found=replace(found, data_files=[files[i] for i in pooled]),
+            interleave=partial is not None, keep_trajectory_lines=False,
+            keep_trajectories=keep_steps,
         )  # fmt: skip
-        for score, verdicts, index in scoring:
-            frames.add(score, verdicts, index)
+        for done, (score, verdicts, index) in enumerate(scoring, start=1):
+            frames.progress(done, len(pooled))  # counted here: the pool calls nothing back
+            frames.add(score, verdicts, pooled[index])
     run = scoring.run
     issues, files_read = list(run.issues), run.files_read
-    # the lines of the trajectories come first (one frame, as the in-memory path's one
-    # frame of them); pre-scored records then make one frame per file, as load_corpus
-    # reads a scored file, so a field a file's records all lack is None there, not NaN
+    # the lines of the trajectories come first (one frame); pre-scored records then make
+    # one frame per file, so a field a file's records all lack is None there, not NaN
     with run:
         parts = [frames.finish(run.verdicts)]
-        parts += [scored_frame_of_lines(lines) for lines in run.scored_files()]
-
-    return concat_frames([f for f in parts if len(f)] or parts[:1]), issues, files_read
+    parts += [frames.scored[i] for i in sorted(frames.scored)]
+    frame = concat_frames([f for f in parts if len(f)] or parts[:1])
+    kept = tuple(chain.from_iterable(frames.trajectories[i] for i in sorted(frames.trajectories)))
+    return Parts(frame, (*kept, *(None,) * (len(frame) - len(kept))), issues, files_read)
 
 
 class _Frames:
@@ -197,6 +239,9 @@ class _Frames:
     verdict). Its rows are put back in file order at the end: files may be scored in
     another order (``interleave``).
 
+    Each file's pre-scored records are one frame (:attr:`scored`, by file), and its
+    trajectories, when kept, are kept by file (:attr:`trajectories`).
+
     With ``partial``, the rows of the files scored so far (and their pre-scored records)
     are handed to it as one frame after ``every`` seconds, then after gaps of ``every``
     seconds or half the time since the start, whichever is longer (``0``: after every
@@ -208,12 +253,17 @@ class _Frames:
         partial: Partial | None,
         every: float,
         progress: Callable[[int, int], None] | None,
+        n_files: int,
     ) -> None:
 
         self.partial, self.every, self._progress = partial, every, progress
         self.slice = SCORED_SLICE
         self.parts: list[pd.DataFrame] = []  # the trajectories' rows, in scoring order
         self.files: list[int] = []  # per row of parts: its file's place in file order
+        self.scored: dict[int, pd.DataFrame] = {}  # file -> its pre-scored records
+        self.trajectories: dict[int, Sequence[Trajectory]] = {}  # file -> its kept ones
+        self.n_files = n_files
+        self.n_read = 0  # files read as frames of scored records, before the pool
         self.pre_scored: list[pd.DataFrame] = []  # only for partial: the final reads its own
         self.waiting: list[tuple[int, FileScore]] = []  # answers still being checked
         self.lines: list[bytes] = []  # finished lines not yet a frame, and their files
@@ -224,10 +274,21 @@ class _Frames:
         self.next_at = self.start + every
 
     def progress(self, done: int, total: int) -> None:
-        """The pool's progress (called before each file is added): the total, passed on."""
-        self.total = total
+        """``done`` of the pool's ``total`` files scored (before each is added), passed on
+        counting the files read before the pool too."""
+        self.total = total + self.n_read
         if self._progress:
-            self._progress(done, total)
+            self._progress(done + self.n_read, self.n_files)
+
+    def add_read(self, frame: pd.DataFrame, index: int) -> None:
+        """A file of scored records read as its frame (before the pool starts)."""
+        self.scored[index] = frame
+        self.n_read += 1
+        self.done += 1
+        if self.partial is not None:
+            self.pre_scored.append(frame)
+        if self._progress:
+            self._progress(self.n_read, self.n_files)
 
     #: Files between two looks at the files still waiting for verdicts (a look at every
     #: file would make a cold run, with hundreds of files waiting, quadratic).
@@ -236,10 +297,14 @@ class _Frames:
     def add(self, score: FileScore, verdicts: dict, index: int) -> None:
         """One file scored (:class:`dagmath_viz.run.pool.Scoring` yields it)."""
         self.done += 1
-        if self.partial is not None and score.scored_lines:
-            self.pre_scored.append(scored_frame_of_lines(score.scored_lines))
-        if _settled(score, verdicts):
-            self._add(index, list(finish_lines(score.records, verdicts)))
+        if score.scored_lines:
+            self.scored[index] = scored_frame_of_lines(score.scored_lines)
+            if self.partial is not None:
+                self.pre_scored.append(self.scored[index])
+        if score.trajectories:
+            self.trajectories[index] = score.trajectories
+        if score.settled(verdicts):
+            self._add(index, score.lines(verdicts))
         else:
             self.waiting.append((index, score))
         if self.waiting and self.done % self.RECHECK_EVERY == 0:
@@ -256,8 +321,8 @@ class _Frames:
     def _take_settled(self, verdicts: dict) -> None:
         still = []
         for index, score in self.waiting:
-            if _settled(score, verdicts):
-                self._add(index, list(finish_lines(score.records, verdicts)))
+            if score.settled(verdicts):
+                self._add(index, score.lines(verdicts))
             else:
                 still.append((index, score))
         self.waiting = still
@@ -287,7 +352,7 @@ class _Frames:
         """Every trajectory's row, in file order (``verdicts``: the run's, all known)."""
 
         for index, score in self.waiting:
-            self._add(index, list(finish_lines(score.records, verdicts)))
+            self._add(index, score.lines(verdicts))
         self.waiting = []
         self._make_frame()
         frame = concat_frames(self.parts or [records_frame([])])
@@ -296,11 +361,6 @@ class _Frames:
         if len(files) > 1 and (np.diff(files) < 0).any():  # scored out of file order
             frame = frame.take(np.argsort(files, kind="stable")).reset_index(drop=True)
         return frame
-
-
-def _settled(score: FileScore, verdicts: dict) -> bool:
-    """Whether every answer of the file's records is checked."""
-    return all(r.pair is None or verdicts.get(r.pair) is not None for r in score.records)
 
 
 @contextmanager
@@ -375,6 +435,65 @@ def _slice_frame(lines: list[bytes]) -> pd.DataFrame:
     check of the records as a scored file's (:func:`parse_scored_jsonl`) gets, which would
     only choose between this and parsing line by line, to the same records."""
     return records_frame(jsonio.parse(b"[" + b",".join(lines) + b"]"))
+
+
+def scored_jsonl_frame(path: Path, cache_dir: Path | None = None) -> pd.DataFrame | None:
+    """A scored JSONL file as one frame (:func:`records_frame`), parsed a slice of lines
+    at a time, or read back from its columnar copy (:mod:`dagmath_viz.store.frames`).
+
+    100,000 records never exist as dicts at once: as dicts they took about 2.5 KB each
+    and, freed, left the process hundreds of MB larger than the frame it keeps (about
+    45 MB for 100,000 records); ``benchmarks/memory_scored.py`` measures it.
+
+    None unless :func:`dagmath_viz.formats.registry.load_file` would read the file in one
+    parse of valid scored records (its fast path): then every slice parses as such.
+    Otherwise the pool reads the file with ``load_file``, which names every bad line. Only
+    a file read this way is cached, so a cached file has no load issues to repeat.
+    ``cache_dir``: where the copies are (default :func:`dagmath_viz.store.frames.cache_dir`).
+    """
+    path = Path(path)
+    if record_form(path) != LINES:
+        return None  # read by another format's reader, or not plain JSON Lines
+    cached = colcache.read(path, cache_dir)
+    if cached is not None:
+        return cached
+    try:
+        stat = path.stat()  # before reading: a file changed meanwhile is not cached
+    except OSError:
+        return None  # load_file says why
+    frames = _parsed_scored_jsonl(path)
+    if frames is None:
+        return None
+    frame = concat_frames(frames)
+    del frames
+    colcache.write(path, frame, stat, cache_dir)
+    return frame
+
+
+def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
+    """The frames of a scored JSONL file's slices (None: load_file reads it instead)."""
+    if not starts_scored(path):
+        return None  # trajectories as JSONL: load_file reads them, and the file only once
+    try:
+        data = jsonio.strip_bom(jsonio.read_lines_bytes(path))
+    except InputError:
+        return None  # load_file says why
+    frames: list[pd.DataFrame] = []
+    start, end = 0, len(data)
+    while start < end:
+        cut = data.find(b"\n", min(start + SCORED_SLICE, end))
+        stop = end if cut < 0 else cut + 1
+        piece = data[start:stop]
+        start = stop
+        if not piece.strip():
+            continue
+        if piece.startswith(jsonio.BOM):  # one parse of the whole file would fail here
+            return None
+        records = parse_scored_jsonl(piece)
+        if records is None:
+            return None
+        frames.append(records_frame(records))
+    return frames or None
 
 
 def read_back(

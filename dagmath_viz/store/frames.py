@@ -3,7 +3,7 @@
 Opening 100,000 scored records costs seconds of one core (the JSON parse, the per-record
 check :func:`dagmath_viz.formats.scored.scored_fault`, ``DataFrame.from_records`` with Arrow
 strings); reading the same frame back from Parquet costs a fraction of that. So
-:func:`dagmath_viz.run.corpus.scored_jsonl_frames` asks :func:`read` first and, after
+:func:`dagmath_viz.run.streamed.scored_jsonl_frame` asks :func:`read` first and, after
 parsing, hands its frame to :func:`write`.
 
 - **Where**: ``frames/`` in the verdict cache's folder (``$DAGMATH_CACHE_DIR``, else
@@ -54,7 +54,7 @@ __all__ = [
     "read_run", "run_stem", "write", "write_run",
 ]  # fmt: skip
 
-#: Bump when the frame :func:`dagmath_viz.run.corpus.scored_jsonl_frames` builds changes.
+#: Bump when the frame :func:`dagmath_viz.run.streamed.scored_jsonl_frame` builds changes.
 VERSION = 2  # 2: a record's unknown fields are one column (score.record.OTHER_FIELDS)
 #: Bytes the copies of one folder may take together (:func:`max_bytes`).
 MAX_BYTES = 2 * 2**30

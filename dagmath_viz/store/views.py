@@ -10,7 +10,7 @@ and read back by a later server.
 - **Where**: ``derived/`` in :func:`dagmath_viz.store.frames.cache_dir` (so
   ``DAGMATH_FRAME_CACHE=0`` turns this off too), one folder per source file and key.
 - **When**: only for a source whose frame copy exists, i.e. one scored JSONL file that
-  :func:`dagmath_viz.run.corpus.scored_jsonl_frames` read on its fast path (no load issues,
+  :func:`dagmath_viz.run.streamed.scored_jsonl_frame` read on its fast path (no load issues,
   nothing scored by the app), or a raw folder scored by the streaming pool whose run copy
   was read or kept (:attr:`dagmath_viz.run.corpus.Corpus.run_copy`); never an uploaded file
   (:func:`dagmath_viz.store.uploads.is_uploaded`).
