@@ -20,7 +20,7 @@ PACKAGE = REPO / "dagmath_viz"
 
 #: Each layer's members: top-level core modules by name, subpackages by folder.
 LAYERS: list[set[str]] = [
-    {"schema", "text", "jsonio", "bundled", "export", "progress"},
+    {"schema", "text", "jsonio", "bundled", "export", "progress", "places"},
     {"answers"},
     {"formats"},
     {"score"},

@@ -42,6 +42,7 @@ from pathlib import Path
 import orjson
 
 from dagmath_viz import jsonio
+from dagmath_viz.places import cache_root
 from dagmath_viz.schema import InputError
 
 __all__ = [
@@ -553,21 +554,10 @@ def _normalise(answer: str) -> str:
 def default_cache_file() -> Path:
     """Where ``dagmath score`` keeps verdicts between runs.
 
-    ``$DAGMATH_CACHE_DIR``, else ``$XDG_CACHE_HOME/dagmath-viz``, else
-    ``~/.cache/dagmath-viz``; one file per math-verify version, so an upgrade starts afresh.
+    In the package's cache folder (:func:`dagmath_viz.places.cache_root`); one file per
+    math-verify version, so an upgrade starts afresh.
     """
-    root = os.environ.get("DAGMATH_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME")
-        if not base:
-            try:
-                base = str(Path.home() / ".cache")
-            except RuntimeError:  # no home folder (a bare container): a temporary one
-                import tempfile
-
-                base = tempfile.gettempdir()
-        root = str(Path(base) / "dagmath-viz")
-    return Path(root) / f"verdicts-v1-math-verify-{_math_verify_version()}.jsonl"
+    return cache_root() / f"verdicts-v1-math-verify-{_math_verify_version()}.jsonl"
 
 
 def _math_verify_version() -> str:

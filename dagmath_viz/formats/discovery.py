@@ -18,7 +18,9 @@ from dagmath_viz import jsonio
 from dagmath_viz.formats.answer_keys import AnswerKey, AnswerKeys, load_answer_key
 from dagmath_viz.formats.common import FileLoad, without_file
 from dagmath_viz.formats.fieldmap import FieldMap
+from dagmath_viz.formats.records import LINES
 from dagmath_viz.formats.registry import TRAJECTORY_FILES, Format, format_of, load_file
+from dagmath_viz.formats.scored import starts_scored
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 
 __all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "gathered_targets", "load_paths"]
@@ -101,6 +103,7 @@ def discover(
     explicit = load_answer_key(answers) if isinstance(answers, str | Path) else answers
     excluded = {Path(os.path.realpath(p)) for p in exclude if str(p) != "-"}
     data_files: list[Path] = []
+    scored_files: set[Path] = set()
     answer_files: list[Path] = []
     issues: list[LoadIssue] = []
     for raw in paths:
@@ -124,7 +127,12 @@ def discover(
             if excluded and Path(os.path.realpath(p)) in excluded:
                 issues.append(LoadIssue(str(p), "", "skipped: the output of this run", "warning"))
                 continue
-            (answer_files if layout.kind == "answers" else data_files).append(p)
+            if layout.kind == "answers":
+                answer_files.append(p)
+                continue
+            data_files.append(p)
+            if layout.record_form(p) == LINES and starts_scored(p):
+                scored_files.add(p)
     by_folder: dict[Path, AnswerKey] = {}
     for f in answer_files:
         try:
@@ -137,6 +145,7 @@ def discover(
         issues=issues,
         files_read=len(data_files) + len(answer_files),
         fields=fields,
+        scored_files=frozenset(scored_files),
     )
 
 
@@ -149,6 +158,24 @@ class Discovery:
     issues: list[LoadIssue]
     files_read: int
     fields: FieldMap | None = None
+    #: The data files of scored records (JSON Lines whose first line is a valid one): read
+    #: as frames a slice at a time, not scored again.
+    scored_files: frozenset[Path] = frozenset()
+
+    @property
+    def raw_bytes(self) -> int:
+        """Bytes of the data files holding trajectories (scored records aside: read slice
+        by slice anyway, they keep no steps); a file that cannot be looked at counts 0
+        (its reader names it)."""
+        total = 0
+        for f in self.data_files:
+            if f in self.scored_files:
+                continue
+            try:
+                total += f.stat().st_size
+            except OSError:
+                pass
+        return total
 
     def read(self, path: Path) -> FileLoad:
         """One of the data files, read (:func:`load_file`), its trajectories given the

@@ -19,13 +19,10 @@ import pandas as pd
 
 from dagmath_viz.answers.check import AnswerChecker, kept_checker
 from dagmath_viz.formats.answer_keys import AnswerKey
-from dagmath_viz.formats.discovery import Discovery, discover
+from dagmath_viz.formats.discovery import discover
 from dagmath_viz.formats.fieldmap import FieldMap
-from dagmath_viz.formats.records import LINES
-from dagmath_viz.formats.registry import record_form
-from dagmath_viz.formats.scored import starts_scored
 from dagmath_viz.run import streamed
-from dagmath_viz.run.pool import IN_PROCESS_BYTES, gc_paused
+from dagmath_viz.run.pool import IN_PROCESS_BYTES
 from dagmath_viz.schema import DagMathError, LoadIssue, Trajectory
 from dagmath_viz.store.uploads import is_uploaded
 from dagmath_viz.text import natural_key
@@ -35,7 +32,6 @@ __all__ = [
     "STREAM_BYTES_ENV",
     "Corpus",
     "load_corpus",
-    "raw_bytes",
     "stream_threshold",
 ]
 
@@ -175,14 +171,13 @@ def load_corpus(
         checker = kept_checker()
     label = label or ", ".join(map(str, paths))
     try:
-        with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
-            found = discover(paths, answers, fields=fields)
-            threshold = stream_threshold() if stream_bytes is None else stream_bytes
-            stream = bool(found.data_files) and raw_bytes(found) >= threshold
-            parts, run_copy = streamed.cached_parts(
-                paths, answers, found, keep_steps=not stream, checker=checker,
-                progress=progress, partial=partial if stream else None,
-            )  # fmt: skip
+        found = discover(paths, answers, fields=fields)
+        threshold = stream_threshold() if stream_bytes is None else stream_bytes
+        stream = bool(found.data_files) and found.raw_bytes >= threshold
+        parts, run_copy = streamed.cached_parts(
+            paths, answers, found, keep_steps=not stream, checker=checker,
+            progress=progress, partial=partial if stream else None,
+        )  # fmt: skip
     finally:
         if kept:
             checker.save()  # type: ignore[union-attr]
@@ -216,17 +211,3 @@ def stream_threshold() -> int:
     if value < 0:
         raise DagMathError(f"${STREAM_BYTES_ENV}={raw!r}: not a number of bytes (0 or more)")
     return value
-
-
-def raw_bytes(found: Discovery) -> int:
-    """Bytes of the data files holding trajectories (scored JSONL, read slice by slice
-    anyway, keeps no steps)."""
-    total = 0
-    for f in found.data_files:
-        if record_form(f) == LINES and starts_scored(f):
-            continue
-        try:
-            total += f.stat().st_size
-        except OSError:
-            pass  # the reader names the file
-    return total

@@ -46,10 +46,8 @@ from dagmath_viz import jsonio
 from dagmath_viz.answers.check import AnswerChecker
 from dagmath_viz.formats.answer_keys import AnswerKey
 from dagmath_viz.formats.discovery import Discovery, discover
-from dagmath_viz.formats.records import LINES
-from dagmath_viz.formats.registry import record_form
-from dagmath_viz.formats.scored import parse_scored_jsonl, starts_scored
-from dagmath_viz.run.pool import FileScore, Scoring
+from dagmath_viz.formats.scored import parse_scored_jsonl
+from dagmath_viz.run.pool import FileScore, Scoring, gc_paused
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 from dagmath_viz.score.record import SCORED_SLICE, concat_frames, records_frame
 from dagmath_viz.store import frames as colcache
@@ -121,10 +119,11 @@ def cached_parts(
             progress(len(found.data_files), len(found.data_files))
         issues = [LoadIssue(**i) for i in extra["issues"]]
         return Parts(frame, (None,) * len(frame), issues, extra["files_read"]), (identity, key)
-    parts = streamed_parts(
-        paths, answers, checker=checker, progress=progress, found=found, partial=partial,
-        keep_steps=keep_steps,
-    )  # fmt: skip
+    with gc_paused():  # a 100,000-record load is millions of fresh objects: see gc_paused
+        parts = streamed_parts(
+            paths, answers, checker=checker, progress=progress, found=found, partial=partial,
+            keep_steps=keep_steps,
+        )  # fmt: skip
     kept = None
     if key is not None and run_key(found) == key and _verdicts_settled(parts.frame):
         extra = {"issues": [asdict(i) for i in parts.issues], "files_read": parts.files_read}
@@ -202,7 +201,8 @@ def streamed_parts(
     pooled = []  # the files the pool scores, by their place in file order
     for index, f in enumerate(files):
         # a field map renames the fields of every record read, scored ones too (load_file)
-        frame = None if found.fields is not None else scored_jsonl_frame(f)
+        read = found.fields is None and f in found.scored_files
+        frame = scored_jsonl_frame(f) if read else None
         if frame is None:
             pooled.append(index)
         else:
@@ -445,15 +445,15 @@ def scored_jsonl_frame(path: Path, cache_dir: Path | None = None) -> pd.DataFram
     and, freed, left the process hundreds of MB larger than the frame it keeps (about
     45 MB for 100,000 records); ``benchmarks/memory_scored.py`` measures it.
 
-    None unless :func:`dagmath_viz.formats.registry.load_file` would read the file in one
-    parse of valid scored records (its fast path): then every slice parses as such.
-    Otherwise the pool reads the file with ``load_file``, which names every bad line. Only
-    a file read this way is cached, so a cached file has no load issues to repeat.
-    ``cache_dir``: where the copies are (default :func:`dagmath_viz.store.frames.cache_dir`).
+    ``path`` is one of discovery's
+    :attr:`~dagmath_viz.formats.discovery.Discovery.scored_files` (plain JSON Lines whose
+    first line is a valid scored record). None unless every slice parses as valid scored
+    records (:func:`dagmath_viz.formats.registry.load_file`'s fast path too): then the pool
+    reads the file with ``load_file``, which names every bad line. Only a file read this
+    way is cached, so a cached file has no load issues to repeat. ``cache_dir``: where the
+    copies are (default :func:`dagmath_viz.store.frames.cache_dir`).
     """
     path = Path(path)
-    if record_form(path) != LINES:
-        return None  # read by another format's reader, or not plain JSON Lines
     cached = colcache.read(path, cache_dir)
     if cached is not None:
         return cached
@@ -472,8 +472,6 @@ def scored_jsonl_frame(path: Path, cache_dir: Path | None = None) -> pd.DataFram
 
 def _parsed_scored_jsonl(path: Path) -> list[pd.DataFrame] | None:
     """The frames of a scored JSONL file's slices (None: load_file reads it instead)."""
-    if not starts_scored(path):
-        return None  # trajectories as JSONL: load_file reads them, and the file only once
     try:
         data = jsonio.strip_bom(jsonio.read_lines_bytes(path))
     except InputError:

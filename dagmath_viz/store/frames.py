@@ -6,9 +6,8 @@ strings); reading the same frame back from Parquet costs a fraction of that. So
 :func:`dagmath_viz.run.streamed.scored_jsonl_frame` asks :func:`read` first and, after
 parsing, hands its frame to :func:`write`.
 
-- **Where**: ``frames/`` in the verdict cache's folder (``$DAGMATH_CACHE_DIR``, else
-  ``$XDG_CACHE_HOME/dagmath-viz``, else ``~/.cache/dagmath-viz``: see
-  :func:`dagmath_viz.answers.check.default_cache_file`), or ``$DAGMATH_FRAME_CACHE_DIR``;
+- **Where**: ``frames/`` in the package's cache folder, beside the verdict cache
+  (:func:`dagmath_viz.places.cache_root`), or ``$DAGMATH_FRAME_CACHE_DIR``;
   ``DAGMATH_FRAME_CACHE=0`` turns the cache off. Never next to the user's file, and
   never of an uploaded file (they must be gone when their session is).
 - **Key**: the file's resolved path, size, ``mtime_ns``, ``ctime_ns``, inode and a hash
@@ -46,6 +45,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from dagmath_viz.places import cache_root
 from dagmath_viz.store.keys import cache_key
 from dagmath_viz.store.uploads import is_uploaded
 
@@ -89,9 +89,7 @@ def cache_dir() -> Path | None:
     own = os.environ.get("DAGMATH_FRAME_CACHE_DIR")
     if own:
         return Path(own)
-    from dagmath_viz.answers.check import default_cache_file
-
-    return default_cache_file().parent / "frames"
+    return cache_root() / "frames"
 
 
 def max_bytes() -> int:
