@@ -184,7 +184,7 @@ def bench_peer(
     python = ensure_venv()
     results = {
         "date": dt.date.today().isoformat(),
-        "app_dir": str(app_dir),
+        "app_dir": _shown(app_dir),
         "app_commit": _git_head(app_dir),
         "inspect_ai": INSPECT_VERSION,
         "log_format": log_format,
@@ -408,6 +408,7 @@ def inspect_session(browser, inputs: dict) -> dict:
         page.goto(server.url + "/#/samples/")
         page.wait_for_function(SAMPLES_DRAWN, arg=[r"^([\d,]+) samples$", inputs["trajectories"]])
         out["all_samples_s"] = round(time.perf_counter() - t, 3)
+        out["everything_s"] = server.elapsed()  # start -> every sample listed
         out["non_local_requests"] = len(outside)
         context.close()
     finally:
@@ -641,11 +642,16 @@ def _alive(pid: int) -> bool:
 def _best(runs: list[dict]) -> dict:
     """The fastest session (by time to drawn), plus every time and the highest peak memory."""
     top = min(runs, key=lambda r: r["drawn_s"])
-    return {
+    out = {
         **top,
         "drawn_all_s": [r["drawn_s"] for r in runs],
         "peak_rss_max_mb": max(r["peak_rss_mb"] for r in runs),
     }
+    for key in ("so_far_s", "everything_s"):  # each side's best of these, whichever session
+        seen = [r[key] for r in runs if key in r]
+        if seen:
+            out[key.removesuffix("_s") + "_all_s"] = seen
+    return out
 
 
 def _ratio(a: dict, b: dict) -> dict:
@@ -681,6 +687,15 @@ def _local(url: str) -> bool:
 
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to this checkout when inside it (results are committed: no
+    machine's absolute paths in them), else as given."""
+    try:
+        return path.relative_to(ROOT).as_posix() or "."
+    except ValueError:
+        return str(path)
 
 
 def _git_head(path: Path) -> str:
