@@ -125,7 +125,7 @@ def bench_drilldown(
     )
 
     app = server_script(Path(app_root))  # what dagmath app runs
-    out: dict = {"app": str(app)}
+    out: dict = {"app": _shown(app)}
     server = StreamlitServer(app, ("--data", str(scored_jsonl)), timeout=120)
     pid = server.proc.pid
     try:
@@ -217,6 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
     print(orjson.dumps(result).decode())
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to this checkout when inside it (results are committed: no
+    machine's absolute paths in them), else as given."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 if __name__ == "__main__":

@@ -341,11 +341,18 @@ def bench_memory(root: Path, scratch: Path, scored: Path) -> dict:
 # --------------------------------------------------------------------------- 4: the app
 
 
-def bench_app(scored: Path, switches: int, servers: int, env: dict[str, str] | None = None) -> dict:
+def bench_app(
+    scored: Path,
+    switches: int,
+    servers: int,
+    env: dict[str, str] | None = None,
+    sources: Path | None = None,
+) -> dict:
     """Cold and warm Overview on ``servers`` fresh servers (best kept), then the switches.
 
     ``env`` is added to the servers' environment (e.g. where ``dagmath score`` left the
-    columnar copy of ``scored``)."""
+    columnar copy of ``scored``). ``sources``: the folder the records' steps are read back
+    from (``--sources``; the app reads a source only inside the folders it was given)."""
     from playwright.sync_api import sync_playwright
 
     from tests.app.browser import CHROMIUM, CHROMIUM_ARGS
@@ -356,7 +363,7 @@ def bench_app(scored: Path, switches: int, servers: int, env: dict[str, str] | N
         try:
             for i in range(servers):
                 with _environment(env or {}):
-                    runs.append(_app_session(browser, scored, switches if i == 0 else 0))
+                    runs.append(_app_session(browser, scored, switches if i == 0 else 0, sources))
         finally:
             browser.close()
     top = min(runs, key=lambda r: r["overview_cold_s"])
@@ -390,14 +397,15 @@ class _environment:
                 os.environ[k] = v
 
 
-def _app_session(browser, scored: Path, switches: int) -> dict:
+def _app_session(browser, scored: Path, switches: int, sources: Path | None = None) -> dict:
     import psutil
 
     from tests.app.browser import StreamlitServer, server_script, wait_for_app
 
     wait_for_quiet()
     start = time.perf_counter()
-    server = StreamlitServer(server_script(ROOT), ("--data", str(scored)), timeout=120)
+    args = ("--data", str(scored), *(("--sources", str(sources)) if sources else ()))
+    server = StreamlitServer(server_script(ROOT), args, timeout=120)
     out = {"server_ready_s": round(time.perf_counter() - start, 3)}
     try:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -1001,7 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
         ("app", "4. app in the browser",
          None if args.skip_app else lambda: bench_app(
              scored, switches=5, servers=repeat,
-             env={"DAGMATH_FRAME_CACHE_DIR": str(scratch / "cache-big" / "frames")})),
+             env={"DAGMATH_FRAME_CACHE_DIR": str(scratch / "cache-big" / "frames")},
+             sources=big_root)),
         ("render", "5. DAG render",
          lambda: bench_render(repeat=3, with_browser=not args.skip_app)),
         ("million", "6. dagmath score on a million",
