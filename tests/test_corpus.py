@@ -59,6 +59,18 @@ def test_issue_table_lists_load_and_structure_problems(tmp_path):
     assert all("cites itself" in p for p in illegal["problem"])
 
 
+def test_issue_table_is_made_once_and_handed_out_as_copies(tmp_path, monkeypatch):
+    _write_run(tmp_path)
+    corpus = load_corpus([tmp_path])
+    first = corpus.issue_table()
+    first.loc[:, "problem"] = "changed by a caller"
+    # the frame is not walked again: a rerun of a page reads the table it made
+    monkeypatch.setattr(type(corpus), "_issues", lambda self: pytest.fail("made twice"))
+    again = corpus.issue_table()
+    assert len(again) == len(first) and "changed by a caller" not in set(again["problem"])
+    assert (again["severity"] == "illegal").sum() == 2
+
+
 def test_scored_jsonl_rows_have_no_trajectory(tmp_path):
     _write_run(tmp_path)
     scored = load_corpus([tmp_path]).scored

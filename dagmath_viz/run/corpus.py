@@ -51,6 +51,7 @@ class Corpus:
     run_copy: tuple[str, str] | None = field(default=None, compare=False)
     _keys: pd.MultiIndex | None = field(default=None, repr=False, compare=False)
     _key_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _issues_frame: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # (model, dataset, problem, sample) of each row, as codes into the distinct values:
@@ -96,14 +97,29 @@ class Corpus:
         A structural error reads ``<source>: problem P sample S: <fault>``; its row names
         the file alone, the record in ``where`` (``item 13: problem 101 sample 12``) and
         the fault in ``problem``, so that no ``where`` is left empty.
+
+        Made once per corpus (every page draws it on every rerun; a walk of 100,000 rows
+        each time cost a page half a second); each call returns its own copy.
         """
+        if self._issues_frame is None:
+            object.__setattr__(self, "_issues_frame", self._issues())
+        return self._issues_frame.copy()  # type: ignore[union-attr]
+
+    def _issues(self) -> pd.DataFrame:
         rows = [
             {"file": i.file, "where": i.location, "severity": i.severity, "problem": i.message}
             for i in self.issues
         ]
-        columns = ["errors", "source", "problem_id", "sample_id"]
-        for errors, source, pid, sid in self.scored[columns].itertuples(index=False):
-            for e in errors if isinstance(errors, list | tuple) else ():
+        s = self.scored
+        faulty = [row for row, errors in enumerate(s["errors"])
+                  if isinstance(errors, list | tuple) and errors]  # fmt: skip
+        for row in faulty:
+            source, pid, sid = (
+                s["source"].iat[row],
+                s["problem_id"].iat[row],
+                s["sample_id"].iat[row],
+            )
+            for e in s["errors"].iat[row]:
                 file, where, fault = _fault_parts(str(e), str(source), pid, sid)
                 rows.append({"file": file, "where": where, "severity": "illegal", "problem": fault})
         return pd.DataFrame(rows, columns=["file", "where", "severity", "problem"])
