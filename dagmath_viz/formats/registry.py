@@ -41,6 +41,7 @@ __all__ = [
     "TRAJECTORY_FILES",
     "TRAJECTORY_SUFFIXES",
     "Format",
+    "companion_data_file",
     "file_context",
     "documents_of",
     "format_of",
@@ -59,7 +60,11 @@ class Format:
     beside the data: never read as data). A format of JSON records gives
     ``documents`` (how its bytes become JSON documents), ``form`` (see
     :meth:`record_form`) and ``context``; any other gives ``read``. ``suffixes`` are the
-    endings of its files (uploads keep only files that end so).
+    endings of its files (uploads keep only files that end so). A companion format whose
+    data file's reader names a companion it refuses (a link, a FIFO: see
+    :func:`~dagmath_viz.formats.common.companion_refusal`) gives ``data_file``: that data
+    file's path, from the companion's path alone (nothing is opened); the folder walk then
+    leaves naming such a companion to the reader, so it is named once.
     """
 
     name: str
@@ -70,6 +75,7 @@ class Format:
     documents: Documents | None = None
     form: Callable[[Path], str] | None = None
     context: Callable[[Path], FileContext] = plain_context
+    data_file: Callable[[Path], Path] | None = None
 
     def record_form(self, path: Path) -> str | None:
         """How ``path`` holds JSON records: :data:`~dagmath_viz.formats.records.DOCUMENT`
@@ -124,7 +130,13 @@ FORMATS: tuple[Format, ...] = (
         (".json",),
         read=thought_anchors.read,
     ),
-    Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
+    Format(
+        "thought-anchors companion",
+        "companion",
+        thought_anchors.claims_companion,
+        (".json",),
+        data_file=thought_anchors.companion_data_file,
+    ),
     _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
     _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
     _records("inspect_ai log", inspect_log, (inspect_log.SUFFIX, ".json")),  # .eval zip, .json
@@ -173,6 +185,16 @@ LOOKED_FOR = (
 def format_of(path: Path) -> Format | None:
     """The format that claims ``path``, or None (not a file this package reads)."""
     return next((f for f in FORMATS if f.claims(path)), None)
+
+
+def companion_data_file(path: Path) -> Path | None:
+    """The data file whose reader reads ``path`` as a companion and names it if it refuses
+    it (:attr:`Format.data_file`), or None. Only the name is looked at, never the file (it
+    may be a FIFO or a link leading anywhere)."""
+    return next(
+        (f.data_file(path) for f in FORMATS if f.data_file is not None and f.claims(path)),
+        None,
+    )
 
 
 def load_file(path: Path, fields: FieldMap | None = None) -> FileLoad:
