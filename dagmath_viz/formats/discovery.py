@@ -25,6 +25,7 @@ from dagmath_viz.formats.registry import (
     companion_data_file,
     format_of,
     load_file,
+    map_warnings_summarised,
 )
 from dagmath_viz.formats.scored import starts_scored
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
@@ -67,7 +68,7 @@ def load_paths(
         trajectories.extend(loaded.trajectories)
     return LoadResult(
         trajectories=tuple(trajectories),
-        issues=tuple(issues),
+        issues=tuple(map_warnings_summarised(found.fields, found.data_files, issues)),
         files_read=found.files_read,
         scored_records=tuple(scored),
     )

@@ -10,7 +10,7 @@ discovery, the fast scorer and the ``source`` back-pointer all ask this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +32,7 @@ from dagmath_viz.formats.common import FileContext, FileLoad
 from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES, Documents, plain_context, read_records
 from dagmath_viz.jsonio import Document
+from dagmath_viz.schema import LoadIssue
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -46,6 +47,7 @@ __all__ = [
     "documents_of",
     "format_of",
     "load_file",
+    "map_warnings_summarised",
     "record_form",
 ]
 
@@ -208,6 +210,22 @@ def load_file(path: Path, fields: FieldMap | None = None) -> FileLoad:
     if found is None or (found.read is None and found.documents is None):
         found = _FALLBACK
     return found.load(path, fields)
+
+
+def map_warnings_summarised(
+    fields: FieldMap | None, files: Sequence[Path], issues: Sequence[LoadIssue]
+) -> list[LoadIssue]:
+    """The ``issues`` of a load of ``files`` read through ``fields``, its warnings said once
+    per mapped field (:meth:`FieldMap.summarised`: in how many of the files read through
+    the map no record has the field, and which). Those files are the ones of a format of
+    JSON records that could be read: a file that cannot is one issue at ``file``
+    (:func:`~dagmath_viz.formats.records.read_records`). Without a map, ``issues`` as given.
+    """
+    if fields is None or not fields.lacking(issues):
+        return list(issues)
+    unreadable = {i.file for i in issues if i.location == "file"}
+    read = [str(f) for f in files if str(f) not in unreadable and record_form(f) is not None]
+    return fields.summarised(issues, read)
 
 
 def documents_of(path: Path, data: bytes) -> Iterable[Document]:
