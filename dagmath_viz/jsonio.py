@@ -7,7 +7,10 @@ UTF-8 names the byte and where it is); a missing file is "no such file or folder
 Lines file with one line longer than :func:`max_line_bytes` (64 MB, or
 ``$DAGMATH_MAX_LINE_BYTES``) is refused as ``line N longer than ...`` while it is read, so the
 long line is never held in memory (JSON costs several times its size once parsed: one 2 GB
-line took 10 GB).
+line took 10 GB). A file read whole (:func:`read_bytes`: one JSON document, a Parquet or
+gzipped file) larger than :func:`max_file_bytes` (1 GiB, or ``$DAGMATH_MAX_FILE_BYTES``) is
+refused as ``N bytes, over the cap on a file read whole ...`` before a byte of it is read
+(one 512 MB JSON document took 1.6 GB to score).
 
 Messages from :func:`parse` and :func:`parse_lines` carry the place, not the file (callers
 add it: loading reports ``<file>: file: line N, column C: ...``, other commands
@@ -41,6 +44,8 @@ from dagmath_viz.schema import InputError
 
 __all__ = [
     "BOM",
+    "MAX_FILE_BYTES",
+    "MAX_FILE_ENV",
     "MAX_LINE_BYTES",
     "MAX_LINE_ENV",
     "append_lines",
@@ -53,6 +58,7 @@ __all__ = [
     "read_json",
     "read_jsonl",
     "read_lines_bytes",
+    "max_file_bytes",
     "max_line_bytes",
     "strip_bom",
     "write_atomic",
@@ -67,6 +73,13 @@ _OPTS = orjson.OPT_SERIALIZE_NUMPY
 MAX_LINE_BYTES = 64 * 1024**2
 #: The environment variable that sets another cap (a whole number of bytes above 0).
 MAX_LINE_ENV = "DAGMATH_MAX_LINE_BYTES"
+#: The largest file read whole (bytes), unless the environment says otherwise: one JSON
+#: document is parsed at once and costs about three times its size while it is scored (a
+#: 512 MB file peaked at 1.6 GB, a 128 MB one at 392 MB), so a larger file is that file's
+#: error, never an out-of-memory kill. 1 GiB: what the app keeps of uploads per session.
+MAX_FILE_BYTES = 1024**3
+#: The environment variable that sets another file cap (a whole number of bytes above 0).
+MAX_FILE_ENV = "DAGMATH_MAX_FILE_BYTES"
 _CHUNK = 1 << 20
 
 
@@ -147,28 +160,76 @@ def _scan_lines(handle: Any, path: str | Path, cap: int, keep: bool) -> bytes | 
     return b"".join(chunks) if keep else None
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """A file's bytes.
+def read_bytes(path: str | Path, cap: int | None = None) -> bytes:
+    """A file's bytes, refused when there are more than ``cap`` of them.
+
+    ``cap`` defaults to :func:`max_file_bytes`. A regular file's size is looked at
+    (``fstat`` on the open file) before anything is read, so a file past the cap costs no
+    memory; a stream (a FIFO, a device) is read a chunk at a time and refused at the cap.
 
     Raises:
-        InputError: ``<path>: no such file or folder`` or ``<path>: cannot read (<why>)``.
+        InputError: ``<path>: no such file or folder``, ``<path>: cannot read (<why>)`` or
+            ``<path>: N bytes, over the cap on a file read whole (C bytes; ...)``.
     """
+    cap = max_file_bytes() if cap is None else cap
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISREG(info.st_mode):
+                if info.st_size > cap:
+                    raise InputError(_over_file_cap(path, info.st_size, cap))
+                data = handle.read()
+            else:
+                data = _read_stream(handle, path, cap)
     except FileNotFoundError:
         raise InputError(f"{path}: {NO_SUCH_FILE}") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > cap:  # a regular file that grew while it was read
+        raise InputError(_over_file_cap(path, len(data), cap))
+    return data
+
+
+def _read_stream(handle: Any, path: str | Path, cap: int) -> bytes:
+    """What a stream holds, a chunk at a time; an InputError once it is past ``cap``."""
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := handle.read(_CHUNK):
+        total += len(chunk)
+        if total > cap:
+            raise InputError(_over_file_cap(path, None, cap))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _over_file_cap(path: str | Path, size: int | None, cap: int) -> str:
+    """``<path>: N bytes, over the cap ...`` (``more than C bytes`` for a stream)."""
+    found = f"more than {cap}" if size is None else str(size)
+    return (
+        f"{path}: {found} bytes, over the cap on a file read whole ({cap} bytes; "
+        f"{MAX_FILE_ENV} sets another)"
+    )
 
 
 def max_line_bytes(environ: Mapping[str, str] | None = None) -> int:
     """The cap on one JSON Lines line: ``$DAGMATH_MAX_LINE_BYTES`` when set (a whole number
     above 0), else :data:`MAX_LINE_BYTES`; anything else is an InputError naming it."""
-    raw = (os.environ if environ is None else environ).get(MAX_LINE_ENV, "").strip()
+    return _cap(MAX_LINE_ENV, MAX_LINE_BYTES, environ)
+
+
+def max_file_bytes(environ: Mapping[str, str] | None = None) -> int:
+    """The cap on a file read whole (:func:`read_bytes`): ``$DAGMATH_MAX_FILE_BYTES`` when
+    set (a whole number above 0), else :data:`MAX_FILE_BYTES`; anything else is an
+    InputError naming it."""
+    return _cap(MAX_FILE_ENV, MAX_FILE_BYTES, environ)
+
+
+def _cap(name: str, default: int, environ: Mapping[str, str] | None) -> int:
+    raw = (os.environ if environ is None else environ).get(name, "").strip()
     if not raw:
-        return MAX_LINE_BYTES
+        return default
     if not (raw.isascii() and raw.isdigit() and len(raw) < 19 and int(raw) > 0):
-        raise InputError(f"{MAX_LINE_ENV}={raw[:40]!r}: expected a whole number of bytes above 0")
+        raise InputError(f"{name}={raw[:40]!r}: expected a whole number of bytes above 0")
     return int(raw)
 
 

@@ -420,6 +420,7 @@ def sidebar_data_source() -> Corpus | None:
             help=" ".join(f"--data {d}" for d in args.data) if args.data else None,
         )
         answers = args.answers
+        map_note: Any = None  # under the uploads' field map: its warnings, once loaded
         if choice == "Uploaded files":
             files = st.file_uploader(
                 "JSON, JSONL, Parquet, .jsonl.gz, .ndjson, inspect_ai .eval, answers CSV, "
@@ -447,6 +448,7 @@ def sidebar_data_source() -> Corpus | None:
                 help="Our field = the file's column, for records whose fields are named "
                 "otherwise (the README's 'Bring your own data').",
             )
+            map_note = st.empty()
             st.session_state["_uploads_were_here"] = True
             st.query_params[UPLOAD_PARAM] = "upload"
         else:
@@ -478,6 +480,10 @@ def sidebar_data_source() -> Corpus | None:
         st.session_state["source_id"] = source_id
         st.session_state["source_paths"] = paths
         st.session_state["extra_issues"] = extra
+        if map_note is not None and fields and fields.strip():
+            with map_note.container():  # one per mapped field, as `dagmath score` says it
+                for issue in FieldMap.parse(fields).warnings_in(corpus.issues):
+                    st.warning(escape_markdown(issue.message))
         st.caption(loaded_summary(corpus))
         st.button(
             "Reload from disk",

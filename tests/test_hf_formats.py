@@ -151,6 +151,61 @@ def test_a_map_naming_a_field_no_record_has_is_said_once(tmp_path: Path, capsys)
     assert "no record has the field 'uid'" in capsys.readouterr().err
 
 
+def _mixed_upload(root: Path) -> Path:
+    """20 files of one record each: f01 and f02 have a ``question`` column, f03..f20 do not;
+    and one file of broken JSON (unreadable: not one of the files read through the map)."""
+    run = root / "run"
+    run.mkdir()
+    for k in range(1, 21):
+        record = {"problem_id": f"p{k}", "steps": [{"step_id": 1, "text": "\\boxed{2}"}]}
+        if k <= 2:
+            record["question"] = f"What is {k} + 1?"
+        (run / f"f{k:02}.json").write_text(json.dumps([record]), encoding="utf-8")
+    (run / "zz_broken.json").write_text("[{", encoding="utf-8")
+    return run
+
+
+def test_a_column_some_files_lack_is_one_warning_naming_how_many(tmp_path: Path, capsys) -> None:
+    """A mixed upload of 20 files gave 18 near-identical warnings, one per file lacking the
+    column: one now, saying 18 of the 20 files read and naming the first three."""
+    run = _mixed_upload(tmp_path)
+    fields = FieldMap.parse("problem_text=question")
+    loaded = load_paths([run], fields=fields)
+    mapped = [i for i in loaded.issues if i.message.startswith("--map ")]
+    assert [(i.file, i.severity, i.message) for i in mapped] == [
+        (str(run), "warning",
+         "--map problem_text=question: no record has the field 'question' in 18 of the 20 "
+         "files read (f03.json, f04.json, f05.json and 15 more); problem_text read as if "
+         "unmapped in those")
+    ]  # fmt: skip
+    assert {t.problem_text for t in loaded.trajectories} == {"", "What is 1 + 1?", "What is 2 + 1?"}
+    # the same one line on the CLI's stderr (the pool's path, not load_paths)
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(run), "-o", str(out), "--no-cache", "--map", fields.text]) == 4
+    err = capsys.readouterr().err
+    assert err.count("--map problem_text=question") == 1, err
+    assert (
+        f"warning: {run}: --map problem_text=question: no record has the field 'question' "
+        "in 18 of the 20 files read (f03.json, f04.json, f05.json and 15 more)" in err
+    )
+    assert "zz_broken.json: file: line 1" in err  # the unreadable file is still named
+
+
+def test_a_misspelt_column_of_many_files_is_said_once_as_in_none(tmp_path: Path, capsys) -> None:
+    run = _mixed_upload(tmp_path)
+    fields = FieldMap.parse("problem_text=qustion,problem_id=problem_id")
+    loaded = load_paths([run], fields=fields)
+    assert [(i.file, i.message) for i in loaded.issues if i.severity == "warning"] == [
+        (str(run),
+         "--map problem_text=qustion: no record has the field 'qustion' in any of the 20 "
+         "files read (a misspelt column?); problem_text read as if unmapped")
+    ]  # fmt: skip
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(run), "-o", str(out), "--no-cache", "--map", fields.text]) == 4
+    err = capsys.readouterr().err
+    assert err.count("no record has the field 'qustion' in any of the 20 files read") == 1, err
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [

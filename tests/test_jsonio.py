@@ -135,3 +135,75 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
 def test_dash_is_stdout(capfdbinary) -> None:
     jsonio.write_atomic("-", [b"a", b"b\n"])
     assert capfdbinary.readouterr().out == b"ab\n"
+
+
+# ------------------------------------------------------------------ a file read whole
+
+
+def _sparse(path: Path, size: int) -> Path:
+    """A file of ``size`` bytes that takes no disk and is never read here."""
+    with path.open("wb") as out:
+        out.truncate(size)
+    return path
+
+
+def test_a_file_past_the_cap_is_refused_by_its_size_before_it_is_read(tmp_path: Path) -> None:
+    big = _sparse(tmp_path / "big.json", 3 * 2**20)
+    with pytest.raises(InputError) as caught:
+        jsonio.read_bytes(big, cap=2**20)
+    assert str(caught.value) == (
+        f"{big}: 3145728 bytes, over the cap on a file read whole (1048576 bytes; "
+        "DAGMATH_MAX_FILE_BYTES sets another)"
+    )
+    exact = tmp_path / "exact.json"
+    exact.write_bytes(b"[" + b" " * 198 + b"]")  # 200 bytes: the cap is inclusive
+    assert jsonio.read_bytes(exact, cap=200) == exact.read_bytes()
+    with pytest.raises(InputError, match=r": 200 bytes, over the cap .*\(199 bytes;"):
+        jsonio.read_bytes(exact, cap=199)
+
+
+def test_the_file_cap_is_1_gib_unless_the_environment_says_otherwise(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.delenv("DAGMATH_MAX_FILE_BYTES", raising=False)
+    assert jsonio.max_file_bytes() == 2**30
+    huge = _sparse(tmp_path / "huge.json", 2**30 + 1)  # sparse: no disk, no memory
+    with pytest.raises(InputError) as caught:
+        jsonio.read_json(huge)
+    assert str(caught.value).startswith(f"{huge}: 1073741825 bytes, over the cap")
+    small = _sparse(tmp_path / "small.json", 4096)
+    monkeypatch.setenv("DAGMATH_MAX_FILE_BYTES", "4095")
+    with pytest.raises(InputError, match=r": 4096 bytes, over the cap .*\(4095 bytes;"):
+        jsonio.read_json(small)
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "1.5", "lots", "9" * 30])
+def test_the_file_cap_from_the_environment_is_checked(raw: str) -> None:
+    assert jsonio.max_file_bytes({}) == 2**30
+    assert jsonio.max_file_bytes({"DAGMATH_MAX_FILE_BYTES": " 1048576 "}) == 2**20
+    with pytest.raises(InputError, match="DAGMATH_MAX_FILE_BYTES="):
+        jsonio.max_file_bytes({"DAGMATH_MAX_FILE_BYTES": raw})
+
+
+def test_a_stream_past_the_cap_is_refused_at_the_cap(tmp_path: Path) -> None:
+    """A FIFO has no size to look at: it is read a chunk at a time and refused once past
+    the cap, not read to its end (``/dev/zero`` has none)."""
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        try:
+            with fifo.open("wb") as out:
+                out.write(b" " * (5 * 2**20))
+        except BrokenPipeError:  # the reader stopped at the cap
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    with pytest.raises(InputError) as caught:
+        jsonio.read_bytes(fifo, cap=2**20)
+    writer.join(timeout=10)
+    assert str(caught.value) == (
+        f"{fifo}: more than 1048576 bytes, over the cap on a file read whole (1048576 "
+        "bytes; DAGMATH_MAX_FILE_BYTES sets another)"
+    )

@@ -1,9 +1,10 @@
 """Following the app's data source from the page to the scored frame (issue 26).
 
 The page's load thread calls :func:`dagmath_viz.run.corpus.load_corpus` (explorer/common.py,
-``start_loading``: its one call). From there a call tracer records, for three real loads
-(the bundled sample in memory, the same streamed, and a scored JSONL file), every call
-from one library module into another, and holds the path's shape:
+``start_loading``: its one call). From there a call tracer records, for four real loads
+(the bundled sample in memory, the same streamed, a scored JSONL file, and the sample
+read through a field map), every call from one library module into another, and holds
+the path's shape:
 
 - **no call back up**: no call goes from a module into one of a higher layer (the layers
   of tests/test_architecture.py), and the modules' call graph has no cycle;
@@ -29,11 +30,13 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.run.corpus import load_corpus
 from tests.test_architecture import MODULES, _rank
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
+MAP = FieldMap.parse("problem_text=question")
 
 #: The modules that run the load, in the order the path enters them.
 STAGES = (
@@ -46,7 +49,10 @@ STAGES = (
 #: Modules several stages ask, by design, and why.
 SERVICES = {
     "dagmath_viz.formats.registry": "what each file is (discovery), how it holds records "
-    "and where it sits (the fast scorer), its reader (the pool)",
+    "and where it sits (the fast scorer), its reader (the pool), a field map's warnings "
+    "said once per field at the end of a load (load_paths, the pool)",
+    "dagmath_viz.formats.fieldmap": "a field map: applied and checked by the record "
+    "readers, its per-file warnings summed up by the registry at the end of a load",
     "dagmath_viz.formats.scored": "the scored-record parse: discovery's first-line look, "
     "streamed's slices, the record readers, the fast scorer",
     "dagmath_viz.formats.answer_keys": "the reference answers covering a file",
@@ -121,6 +127,8 @@ def loads(tmp_path_factory) -> dict[str, dict]:
         "in memory": lambda: load_corpus([SAMPLE], progress=lambda *_: None),
         "streamed": lambda: load_corpus([SAMPLE], stream_bytes=0, progress=lambda *_: None),
         "scored JSONL": lambda: load_corpus([scored], progress=lambda *_: None),
+        # a column no sample file has: each file warns, the load says it once
+        "mapped": lambda: load_corpus([SAMPLE], progress=lambda *_: None, fields=MAP),
     }
     mp = pytest.MonkeyPatch()
     try:
@@ -133,7 +141,7 @@ def loads(tmp_path_factory) -> dict[str, dict]:
     return out
 
 
-CASES = ("in memory", "streamed", "scored JSONL")
+CASES = ("in memory", "streamed", "scored JSONL", "mapped")
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -796,6 +796,33 @@ def test_an_answers_csv_field_over_the_csv_limit_is_one_line(tmp_path: Path) -> 
     assert [i.file for i in result.issues] == [str(key)]
 
 
+def test_a_json_document_past_the_file_cap_is_that_files_error(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """A 512 MB single-document .json took `dagmath score` to 1.6 GB (only JSON Lines had
+    a cap, per line). Past DAGMATH_MAX_FILE_BYTES (set to 1 MiB here; 1 GiB by default) a
+    file is refused by its size, unread, and every other file is scored."""
+    from dagmath_viz.cli import main
+
+    write_json(tmp_path / "run" / "good.json", [sample(1)])
+    big = tmp_path / "run" / "big.json"
+    write_json(big, [sample(k, text_pad="x" * 2000) for k in range(1, 1601)])  # ~3.3 MB
+    size = big.stat().st_size
+    assert size > 2**20
+    monkeypatch.setenv("DAGMATH_MAX_FILE_BYTES", str(2**20))
+    why = (
+        f"{size} bytes, over the cap on a file read whole (1048576 bytes; "
+        "DAGMATH_MAX_FILE_BYTES sets another)"
+    )
+    result = load_paths([tmp_path / "run"])
+    assert [(i.file, i.location, i.message) for i in result.issues] == [(str(big), "file", why)]
+    assert [t.problem_id for t in result.trajectories] == ["1"]
+    out = tmp_path / "scored.jsonl"
+    assert main(["score", str(tmp_path / "run"), "-o", str(out), "--no-cache"]) == 4
+    assert f"error: {big}: file: {why}" in capsys.readouterr().err
+    assert [json.loads(line)["problem_id"] for line in out.read_text().splitlines()] == ["1"]
+
+
 def test_fifos_and_unlistable_folders_are_named(tmp_path: Path) -> None:
     good = [{"steps": [{"step_id": 1, "text": "\\boxed{1}"}]}]
     (tmp_path / "run.json").write_text(json.dumps(good), encoding="utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,106 @@ def test_a_fifo_companion_is_skipped_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(folder / "base_solution.json")  # opening it to read would wait for a writer
     loaded = thought_anchors.read(folder / "chunks_labeled.json")
     assert loaded.trajectories[0].answer is None
-    assert any(i.message == "skipped: not a regular file" for i in loaded.issues)
+    assert any(i.message == _NOT_REGULAR + _FROM_CHUNKS for i in loaded.issues)
+
+
+_LINK = "refused: a link (companions are read only as regular files in their own folder)"
+_NOT_REGULAR = "skipped: not a regular file"
+_FROM_CHUNKS = "; the predicted answer is read from the chunks and checked"
+
+
+def _guarded(call, seconds: float = 120):
+    """``call()`` in a thread: a reader that opened a FIFO would wait for ever, so a call
+    not back in time fails the test instead of hanging it."""
+    box: list = []
+    worker = threading.Thread(target=lambda: box.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert box, f"not back in {seconds} s: a FIFO opened?"
+    return box[0]
+
+
+@pytest.mark.parametrize("name", ["problem.json", "base_solution.json"])
+@pytest.mark.parametrize("kind", ["link out", "fifo", "loop", "link inside"])
+def test_a_refused_companion_is_named_once(tmp_path: Path, capsys, name: str, kind: str) -> None:
+    """A companion that is a link leading out of the folder, or a FIFO, was named twice (by
+    the folder walk, then by the reader looking for it); base_solution.json a third time,
+    by the warning that the answer is read from the chunks. Once now, with why."""
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"answer": "SECRET", "gt_answer": "SECRET"}), encoding="utf-8")
+    data = tmp_path / "data"
+    folder = _solution(data, {"answer": "2", "is_correct": True})
+    companion = folder / name
+    companion.unlink()
+    if kind == "link out":
+        companion.symlink_to(outside)
+    elif kind == "fifo":
+        os.mkfifo(companion)  # opening it to read would wait for a writer for ever
+    elif kind == "loop":
+        companion.symlink_to(companion)
+    else:
+        kept = data / ".kept.json"  # inside the folder (a dot-name: not read as data)
+        kept.write_text(json.dumps({"answer": "X"}), encoding="utf-8")
+        companion.symlink_to(kept)
+    why = (_NOT_REGULAR if kind == "fifo" else _LINK) + (_FROM_CHUNKS if "base" in name else "")
+    result = _guarded(lambda: load_paths([data]))
+    assert [(i.location, i.message) for i in result.issues if i.file == str(companion)] == [
+        ("file", why)
+    ]
+    (traj,) = result.trajectories
+    assert "SECRET" not in (traj.answer, traj.reference_answer)
+    out = tmp_path / "scored.jsonl"
+    assert _guarded(lambda: main(["score", str(data), "-o", str(out), "--no-cache"])) == 4
+    err = capsys.readouterr().err
+    assert err.count(str(companion)) == 1, err
+    assert f"error: {companion}: file: {why}" in err
+    # with the chunks file broken, the reader still names it (the walk leaves it to it)
+    (folder / "chunks_labeled.json").write_text("[{", encoding="utf-8")
+    broken = _guarded(lambda: load_paths([data]))
+    assert [i.message for i in broken.issues if i.file == str(companion)] == [
+        why.removesuffix(_FROM_CHUNKS)
+    ]
+
+
+@pytest.mark.parametrize("kind", ["link out", "fifo"])
+def test_a_link_out_or_fifo_without_its_chunks_file_is_named_by_the_walk(
+    tmp_path: Path, kind: str
+) -> None:
+    """No chunks file reads the companion here: the folder walk names it, as any file."""
+    data = tmp_path / "data"
+    folder = _solution(data)
+    (folder / "chunks_labeled.json").unlink()
+    companion = folder / "base_solution.json"
+    if kind == "fifo":
+        os.mkfifo(companion)
+        why = _NOT_REGULAR
+    else:
+        companion.symlink_to(tmp_path / "outside.json")
+        (tmp_path / "outside.json").write_text("{}", encoding="utf-8")
+        why = f"refused: a link leading outside the data folder {data}"
+    result = _guarded(lambda: load_paths([data]))
+    assert [(i.file, i.message) for i in result.issues] == [(str(companion), why)]
+
+
+LM_EVAL = Path(__file__).parent / "fixtures" / "ecosystem" / "lm_eval" / "mock-dagmath-1"
+
+
+@pytest.mark.parametrize("kind", ["link out", "fifo"])
+def test_an_lm_eval_results_companion_is_named_once(tmp_path: Path, kind: str) -> None:
+    """lm-eval's reader refuses its results file silently: the walk names it, once."""
+    run = tmp_path / "data" / "run"
+    run.mkdir(parents=True)
+    (samples,) = LM_EVAL.glob("samples_*.jsonl")
+    (results,) = LM_EVAL.glob("results_*.json")
+    (run / samples.name).write_bytes(samples.read_bytes())
+    companion = run / results.name
+    if kind == "fifo":
+        os.mkfifo(companion)
+    else:
+        companion.symlink_to(results)  # out of tmp_path/data
+    result = _guarded(lambda: load_paths([tmp_path / "data"]))
+    assert len([i for i in result.issues if i.file == str(companion)]) == 1
+    assert result.trajectories
 
 
 def test_an_oversized_companion_is_skipped(tmp_path: Path, monkeypatch) -> None:

@@ -19,7 +19,14 @@ from dagmath_viz.formats.answer_keys import AnswerKey, AnswerKeys, load_answer_k
 from dagmath_viz.formats.common import FileLoad, without_file
 from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES
-from dagmath_viz.formats.registry import TRAJECTORY_FILES, Format, format_of, load_file
+from dagmath_viz.formats.registry import (
+    TRAJECTORY_FILES,
+    Format,
+    companion_data_file,
+    format_of,
+    load_file,
+    map_warnings_summarised,
+)
 from dagmath_viz.formats.scored import starts_scored
 from dagmath_viz.schema import InputError, LoadIssue, Trajectory
 
@@ -27,6 +34,8 @@ __all__ = ["NOT_READ", "Discovery", "LoadResult", "discover", "gathered_targets"
 
 #: Kinds of file a run never reads on its own: a format's companions, the label files.
 _NOT_READ_KINDS = ("companion", "labels")
+#: The kind of file read as data (its trajectories; a format's reader reads companions).
+_DATA = "trajectories"
 #: Why a file named on its own is skipped: no format reads it.
 NOT_READ = f"not a {TRAJECTORY_FILES} file"
 
@@ -59,7 +68,7 @@ def load_paths(
         trajectories.extend(loaded.trajectories)
     return LoadResult(
         trajectories=tuple(trajectories),
-        issues=tuple(issues),
+        issues=tuple(map_warnings_summarised(found.fields, found.data_files, issues)),
         files_read=found.files_read,
         scored_records=tuple(scored),
     )
@@ -94,7 +103,10 @@ def discover(
 
     Files are claimed by the formats of :data:`~dagmath_viz.formats.registry.FORMATS`;
     inside a folder, names starting with a dot (files and folders: a generator's journal,
-    an editor's backup) are skipped, and a link leading outside the folder is refused.
+    an editor's backup) are skipped, and a link leading outside the folder is refused. A
+    companion refused so (or as no regular file) beside the data file that reads it is
+    left for that file's reader to name (:func:`~dagmath_viz.formats.registry.companion_data_file`),
+    so it is named once.
     ``exclude`` names files never to read (the run's own output): one met is skipped with a warning.
 
     Raises:
@@ -119,8 +131,15 @@ def discover(
             candidates: list[tuple[Path, Format | None]] = [(root, layout)]
         else:
             found, refused = _walk(root)
-            issues.extend(LoadIssue(str(p), "file", reason) for p, reason in refused)
             candidates = [(p, format_of(p)) for p in found]
+            read = {p for p, layout in candidates if layout is not None and layout.kind == _DATA}
+            # a companion whose data file is read is named by that file's reader (which
+            # refuses it too): said here as well, it was named twice
+            issues.extend(
+                LoadIssue(str(p), "file", reason)
+                for p, reason in refused
+                if companion_data_file(p) not in read
+            )
         for p, layout in candidates:
             if layout is None or layout.kind in _NOT_READ_KINDS:
                 continue

@@ -127,7 +127,11 @@ def read_records(
     """A file of JSON records: a list of samples, one object, lines, or scored records.
 
     ``lines``: the bytes are plain JSON Lines text, which may be scored JSONL read in one
-    parse. ``fields`` renames a record's fields before it is read (:class:`FieldMap`).
+    parse. ``fields`` renames a record's fields before it is read (:class:`FieldMap`);
+    with it, every file that can be read and parsed is checked against the map (a warning
+    per mapped field none of its records has, :meth:`FieldMap.file_warning`), and a file
+    that cannot is one issue at ``file`` (what :meth:`FieldMap.summarised`'s callers count
+    on to know the files read through the map).
     """
     try:  # JSON Lines: one line past the cap is this file's error, never held in memory
         data = jsonio.read_lines_bytes(path) if lines else jsonio.read_bytes(path)
@@ -143,11 +147,12 @@ def read_records(
         return FileLoad([], [], [LoadIssue(str(path), "file", str(exc))])
     del data
     unmatched = []
-    if fields is not None:
-        unmatched = [_unmatched_field(path, pair) for pair in fields.unmatched(d for _, d in docs)]
+    if fields is not None:  # every file read this far is checked against the map
+        lacked = fields.unmatched([d for _, d in docs])  # (a generator would call back)
+        unmatched = [fields.file_warning(str(path), pair) for pair in lacked]
         docs = [jsonio.Document(where, fields.apply_all(doc)) for where, doc in docs]
     if is_logic_program_file([doc for _where, doc in docs]):
-        return FileLoad([], [], [_logic_program_file(path)])
+        return FileLoad([], [], [*unmatched, _logic_program_file(path)])
     if _unrecognised(docs):
         kind = efficiency_text_kind([doc for _where, doc in docs])
         if kind is not None:
@@ -155,15 +160,6 @@ def read_records(
         return FileLoad([], [], [*unmatched, _not_a_trajectory_file(path)])
     load = _read_documents(path, docs, context)
     return FileLoad(load.trajectories, load.scored, [*unmatched, *load.issues])
-
-
-def _unmatched_field(path: Path, pair: tuple[str, str]) -> LoadIssue:
-    """A map's field that no record of the file has: said once for the file."""
-    ours, theirs = pair
-    message = (
-        f"--map {ours}={theirs}: no record has the field {theirs!r}; {ours} read as if unmapped"
-    )
-    return LoadIssue(str(path), "", message, "warning")
 
 
 def _read_documents(path: Path, docs: list[jsonio.Document], ctx: FileContext) -> FileLoad:

@@ -10,7 +10,7 @@ discovery, the fast scorer and the ``source`` back-pointer all ask this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +32,7 @@ from dagmath_viz.formats.common import FileContext, FileLoad
 from dagmath_viz.formats.fieldmap import FieldMap
 from dagmath_viz.formats.records import LINES, Documents, plain_context, read_records
 from dagmath_viz.jsonio import Document
+from dagmath_viz.schema import LoadIssue
 
 __all__ = [
     "DATA_SUFFIXES",
@@ -41,10 +42,12 @@ __all__ = [
     "TRAJECTORY_FILES",
     "TRAJECTORY_SUFFIXES",
     "Format",
+    "companion_data_file",
     "file_context",
     "documents_of",
     "format_of",
     "load_file",
+    "map_warnings_summarised",
     "record_form",
 ]
 
@@ -59,7 +62,11 @@ class Format:
     beside the data: never read as data). A format of JSON records gives
     ``documents`` (how its bytes become JSON documents), ``form`` (see
     :meth:`record_form`) and ``context``; any other gives ``read``. ``suffixes`` are the
-    endings of its files (uploads keep only files that end so).
+    endings of its files (uploads keep only files that end so). A companion format whose
+    data file's reader names a companion it refuses (a link, a FIFO: see
+    :func:`~dagmath_viz.formats.common.companion_refusal`) gives ``data_file``: that data
+    file's path, from the companion's path alone (nothing is opened); the folder walk then
+    leaves naming such a companion to the reader, so it is named once.
     """
 
     name: str
@@ -70,6 +77,7 @@ class Format:
     documents: Documents | None = None
     form: Callable[[Path], str] | None = None
     context: Callable[[Path], FileContext] = plain_context
+    data_file: Callable[[Path], Path] | None = None
 
     def record_form(self, path: Path) -> str | None:
         """How ``path`` holds JSON records: :data:`~dagmath_viz.formats.records.DOCUMENT`
@@ -124,7 +132,13 @@ FORMATS: tuple[Format, ...] = (
         (".json",),
         read=thought_anchors.read,
     ),
-    Format("thought-anchors companion", "companion", thought_anchors.claims_companion, (".json",)),
+    Format(
+        "thought-anchors companion",
+        "companion",
+        thought_anchors.claims_companion,
+        (".json",),
+        data_file=thought_anchors.companion_data_file,
+    ),
     _records("official", official, _JSON),  # <model>/<dataset>/problem_<id>_all_samples.json
     _records("gold", gold, _JSON),  # <dataset>/problem_<id>.json
     _records("inspect_ai log", inspect_log, (inspect_log.SUFFIX, ".json")),  # .eval zip, .json
@@ -175,6 +189,16 @@ def format_of(path: Path) -> Format | None:
     return next((f for f in FORMATS if f.claims(path)), None)
 
 
+def companion_data_file(path: Path) -> Path | None:
+    """The data file whose reader reads ``path`` as a companion and names it if it refuses
+    it (:attr:`Format.data_file`), or None. Only the name is looked at, never the file (it
+    may be a FIFO or a link leading anywhere)."""
+    return next(
+        (f.data_file(path) for f in FORMATS if f.data_file is not None and f.claims(path)),
+        None,
+    )
+
+
 def load_file(path: Path, fields: FieldMap | None = None) -> FileLoad:
     """Every trajectory (and pre-scored record) in one file, with the issues met.
 
@@ -186,6 +210,22 @@ def load_file(path: Path, fields: FieldMap | None = None) -> FileLoad:
     if found is None or (found.read is None and found.documents is None):
         found = _FALLBACK
     return found.load(path, fields)
+
+
+def map_warnings_summarised(
+    fields: FieldMap | None, files: Sequence[Path], issues: Sequence[LoadIssue]
+) -> list[LoadIssue]:
+    """The ``issues`` of a load of ``files`` read through ``fields``, its warnings said once
+    per mapped field (:meth:`FieldMap.summarised`: in how many of the files read through
+    the map no record has the field, and which). Those files are the ones of a format of
+    JSON records that could be read: a file that cannot is one issue at ``file``
+    (:func:`~dagmath_viz.formats.records.read_records`). Without a map, ``issues`` as given.
+    """
+    if fields is None or not fields.lacking(issues):
+        return list(issues)
+    unreadable = {i.file for i in issues if i.location == "file"}
+    read = [str(f) for f in files if str(f) not in unreadable and record_form(f) is not None]
+    return fields.summarised(issues, read)
 
 
 def documents_of(path: Path, data: bytes) -> Iterable[Document]:

@@ -9,6 +9,7 @@ companions, read with it and never on their own.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "THOUGHT_ANCHORS_DATASET",
     "claims",
     "claims_companion",
+    "companion_data_file",
     "read",
 ]
 
@@ -63,16 +65,18 @@ def read(path: Path) -> FileLoad:
     and the sample id 0 for the correct base solution, 1 for the incorrect one.
     """
     file = str(path)
-    try:
-        chunks = jsonio.read_json(path)
-    except InputError as exc:
-        return FileLoad([], [], [LoadIssue(file, "file", without_file(exc, path))])
-    if not isinstance(chunks, list):
-        found = f"JSON {json_type(chunks)} found, expected a list of chunks"
-        return FileLoad([], [], [LoadIssue(file, "top level", found)])
+    # the companions first: one refused is named even when the chunks cannot be read (the
+    # folder walk leaves naming them to this reader: see companion_data_file)
     issues: list[LoadIssue] = []
     problem = _companion(path.parent / "problem.json", issues)
     solution = _companion(path.parent / "base_solution.json", issues)
+    try:
+        chunks = jsonio.read_json(path)
+    except InputError as exc:
+        return FileLoad([], [], [LoadIssue(file, "file", without_file(exc, path)), *issues])
+    if not isinstance(chunks, list):
+        found = f"JSON {json_type(chunks)} found, expected a list of chunks"
+        return FileLoad([], [], [LoadIssue(file, "top level", found), *issues])
     answer, correct = _solution_answer(path.parent / "base_solution.json", solution, issues)
     faults: list[Fault] = []
     steps = tuple(_ta_step(i, chunk, faults) for i, chunk in enumerate(chunks))
@@ -130,18 +134,23 @@ def _solution_answer(
     path: Path, solution: dict, issues: list[LoadIssue]
 ) -> tuple[str | None, bool | None]:
     """``base_solution.json``'s answer and grade; (None, None) when it gives neither, with
-    a warning that the answer is read from the chunks instead."""
+    a warning that the answer is read from the chunks instead. The file is named once:
+    when it was refused or could not be read, that issue says so too (no second one)."""
     answer = answer_text(solution.get("answer"))
     correct = solution.get("is_correct")
     correct = correct if isinstance(correct, bool) else None
+    named = next((k for k, i in enumerate(issues) if i.file == str(path)), None)
     if answer is None and solution:
         issues.append(LoadIssue(str(path), "answer", _FALLBACK, "warning"))
+    elif not solution and named is not None:
+        issues[named] = replace(issues[named], message=f"{issues[named].message}; {_FROM_CHUNKS}")
     elif not solution:
         issues.append(LoadIssue(str(path), "", _FALLBACK, "warning"))
     return answer, correct if answer is not None else None
 
 
-_FALLBACK = "no answer given: the predicted answer is read from the chunks and checked"
+_FROM_CHUNKS = "the predicted answer is read from the chunks and checked"
+_FALLBACK = f"no answer given: {_FROM_CHUNKS}"
 #: Chunk fields that are the step's id, parents, text or tags (the rest are its fields).
 _STEP_KEYS = frozenset({"chunk_idx", "depends_on", "chunk", "function_tags"})
 
@@ -192,6 +201,12 @@ def claims(path: Path) -> bool:
 
 def claims_companion(path: Path) -> bool:
     return path.name in _TA_COMPANIONS and _in_ta_folder(path)
+
+
+def companion_data_file(path: Path) -> Path:
+    """The chunks file whose reader reads the companion ``path`` (and names it when it is
+    refused: a link, a FIFO, a device; :func:`read`), from the name alone."""
+    return path.parent / "chunks_labeled.json"
 
 
 def _in_ta_folder(path: Path) -> bool:

@@ -197,6 +197,8 @@ class Scoring:
             run.verdicts = verifier.finish(spare_cpus=workers - 1)
             verdicts = run.verdicts
             reasons = unsettled_issues(met, lambda p: getattr(verdicts.get(p), "reason", None))
+            # a field map's warnings: one per mapped field, not one per file
+            issues[:] = registry.map_warnings_summarised(found.fields, files, issues)
             issues.extend(reasons)
         except BaseException:  # an error or Ctrl-C: the spooled pieces go at once
             run.close()
