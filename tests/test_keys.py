@@ -3,6 +3,7 @@ change the code and a kept frame, a kept run and the derived views all miss."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -62,3 +63,30 @@ def test_a_changed_derivation_misses_every_cache(package_copy, tmp_path):
     # and the same code gives the same keys again (a hit)
     keys.code_digest.cache_clear()
     assert (run_key(found), frames.file_key(scored)) == after[:2]
+
+
+def test_an_edited_companion_misses_the_kept_run(tmp_path, monkeypatch):
+    """A Thought Anchors reference answer lives in problem.json, read with the chunks: a
+    kept run copy made before the reference was corrected must not be shown after."""
+    from dagmath_viz.run.corpus import load_corpus
+
+    monkeypatch.setenv("DAGMATH_FRAME_CACHE_DIR", str(tmp_path / "frames"))
+    folder = tmp_path / "ta" / "model-x" / "correct_base_solution" / "problem_7"
+    folder.mkdir(parents=True)
+    chunks = [
+        {"chunk_idx": 0, "chunk": "Let x = 1.", "depends_on": []},
+        {"chunk_idx": 1, "chunk": r"So the answer is $\boxed{3}$.", "depends_on": ["0"]},
+    ]
+    (folder / "chunks_labeled.json").write_text(json.dumps(chunks))
+    (folder / "base_solution.json").write_text('{"answer": "3"}')
+    problem = folder / "problem.json"
+    problem.write_text('{"problem": "x?", "gt_answer": "3", "level": "Level 2"}')
+    root = tmp_path / "ta"
+    key = run_key(discover([root]))
+    first = load_corpus([root], stream_bytes=0).scored
+    assert first["final_correct"].tolist() == [True]
+    problem.write_text('{"problem": "x?", "gt_answer": "4", "level": "Level 2"}')
+    assert run_key(discover([root])) != key
+    again = load_corpus([root], stream_bytes=0).scored
+    assert again["reference_answer"].tolist() == ["4"]
+    assert again["final_correct"].tolist() == [False]

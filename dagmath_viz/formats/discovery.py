@@ -116,6 +116,7 @@ def discover(
     excluded = {Path(os.path.realpath(p)) for p in exclude if str(p) != "-"}
     data_files: list[Path] = []
     scored_files: set[Path] = set()
+    companions: list[Path] = []
     answer_files: list[Path] = []
     issues: list[LoadIssue] = []
     for raw in paths:
@@ -141,6 +142,8 @@ def discover(
                 if companion_data_file(p) not in read
             )
         for p, layout in candidates:
+            if layout is not None and layout.kind == "companion":
+                companions.append(p)  # read with its data file: a run's key must see it
             if layout is None or layout.kind in _NOT_READ_KINDS:
                 continue
             if excluded and Path(os.path.realpath(p)) in excluded:
@@ -165,6 +168,7 @@ def discover(
         files_read=len(data_files) + len(answer_files),
         fields=fields,
         scored_files=frozenset(scored_files),
+        companions=tuple(companions),
     )
 
 
@@ -180,6 +184,10 @@ class Discovery:
     #: The data files of scored records (JSON Lines whose first line is a valid one): read
     #: as frames a slice at a time, not scored again.
     scored_files: frozenset[Path] = frozenset()
+    #: The companions met in the walk (a Thought Anchors problem's ``base_solution.json``,
+    #: an lm-eval results file): read with their data files, never on their own, so what a
+    #: kept run was derived from includes them.
+    companions: tuple[Path, ...] = ()
 
     @property
     def raw_bytes(self) -> int:

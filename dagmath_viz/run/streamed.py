@@ -143,13 +143,13 @@ def _verdicts_settled(frame: pd.DataFrame) -> bool:
 
 def run_key(found: Discovery) -> str | None:
     """What must be unchanged for a kept copy of a run to be its scores: every data file's
-    path, size, modification and change times and inode (a file rewritten in place has a
-    new change time), the answer keys, what discovery met, and the versions of the code
-    and the code and libraries that derived them (:func:`dagmath_viz.store.keys.cache_key`).
-    None if a file cannot be looked at."""
+    and companion's path, size, modification and change times and inode (a file rewritten
+    in place has a new change time; a companion replaced by a link is no longer met), the
+    answer keys, what discovery met, and the code and libraries that derived them
+    (:func:`dagmath_viz.store.keys.cache_key`). None if a file cannot be looked at."""
     try:
         files = []
-        for f in found.data_files:
+        for f in (*found.data_files, *found.companions):
             st = f.stat()
             files.append((_resolved(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     except OSError:
