@@ -2,17 +2,18 @@
 # Set everything up, then run the whole test suite (lint and the type checker included).
 #
 # With no arguments the suite runs as two pytest processes at once, one per core: the
-# browser tests (they mostly wait on Chromium and Streamlit servers), the installed-wheel
-# test (it mostly waits on pip) and the real Dask cluster tests (they mostly wait on the
-# scheduler and workers they start) beside everything else, which takes about as long.
-# On a quiet 2-core machine (2026-12-05) the browser lane took 8.7 min and the rest
-# 12.5 min; the rest then lost some 3.5 min (AppTests that re-loaded a corpus with
-# stalling answers for every test, a Dask grace waited in full, the layout check), and
-# the cluster tests (~0.6 min) moved to the first lane. The two marker expressions are
-# complements (tests/test_test_command.py checks it), so every test runs exactly once.
-# The first lane prints as it goes; the other lane's output follows when both are done,
-# then one closing line for the whole suite. DAGMATH_TEST_LANES=1 runs one plain pytest
-# instead, and so does any argument (passed to pytest: -m "not slow", files).
+# browser tests (they mostly wait on Chromium and Streamlit servers) and the installed-wheel
+# test (it mostly waits on pip) beside everything else, which takes about as long: on a
+# quiet 2-core machine the browser lane took 8.7 min; the rest took 12.5 min until
+# 2026-12-05 (AppTests re-loaded a corpus with stalling answers for every test, a Dask
+# grace was waited in full), ~9.4 min after (10.3 min measured on a shared, loaded 2-core
+# machine, where its tests with known CI times ran ~10 % slower). Moving the real-cluster
+# tests (~1 min) to the first lane would leave that one the longer by more (tests in a
+# lane run one after another). The two marker expressions are complements
+# (tests/test_test_command.py checks it), so every test runs exactly once. The first
+# lane prints as it goes; the other lane's output follows when both are done, then one
+# closing line for the whole suite. DAGMATH_TEST_LANES=1 runs one plain pytest instead,
+# and so does any argument (passed to pytest: -m "not slow", files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
@@ -23,8 +24,8 @@ if [ "$#" -gt 0 ] || [ "${DAGMATH_TEST_LANES:-2}" = 1 ]; then
   exec .venv/bin/python -m pytest "$@"
 fi
 
-LANE_A="browser or packaging or cluster"
-LANE_B="not browser and not packaging and not cluster"
+LANE_A="browser or packaging"
+LANE_B="not browser and not packaging"
 logs=$(mktemp -d)
 trap 'kill "${lane_b:-}" 2>/dev/null || true; rm -rf "$logs"' EXIT
 # the second lane writes its own cache folder, so the two never write one file at once

@@ -24,10 +24,7 @@ from dagmath_viz.schema import DagMathError  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DASK = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
-pytestmark = [
-    pytest.mark.cluster,  # mostly waiting on the processes: in the browser tests' lane
-    pytest.mark.skipif(DASK is None, reason="the dask command is not installed"),
-]
+pytestmark = pytest.mark.skipif(DASK is None, reason="the dask command is not installed")
 HANG_GUARD = 10.0  # seconds: "one clear error within 10 s", the issue's own bound
 
 
