@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
     "Box",
     "Layout",
     "Route",
+    "colliding_routes",
     "collisions",
     "layered",
     "reading",
@@ -387,6 +388,16 @@ def collisions(layout: Layout, pad: float = 1.0) -> list[tuple[int, int, int]]:
     segment's), so the check stays fast on long layouts and on the tens of thousands of
     layouts the tests check.
     """
+    return [(i, r.source, r.target) for _, r, hit in _hits(layout, pad) for i in hit]
+
+
+def colliding_routes(layout: Layout, pad: float = 1.0) -> list[int]:
+    """The indices in ``layout.routes`` of the routes :func:`collisions` finds at fault."""
+    return [k for k, _, _ in _hits(layout, pad)]
+
+
+def _hits(layout: Layout, pad: float) -> Iterator[tuple[int, Route, list[int]]]:
+    """Each route that meets a box it does not join: its index, itself, those boxes."""
     cell = 40.0
     grown: dict[int, tuple[float, float, float, float]] = {}
     bands: dict[int, list[int]] = {}
@@ -396,8 +407,7 @@ def collisions(layout: Layout, pad: float = 1.0) -> list[tuple[int, int, int]]:
         grown[i] = (b.x - pad, b.y - pad, b.x + b.w + pad, b.y + b.h + pad)
         for k in range(int(grown[i][1] // cell), int(grown[i][3] // cell) + 1):
             bands.setdefault(k, []).append(i)
-    found = []
-    for route in layout.routes:
+    for index, route in enumerate(layout.routes):
         if route is None:
             continue
         pts = route_points(route, samples=32)
@@ -438,5 +448,5 @@ def collisions(layout: Layout, pad: float = 1.0) -> list[tuple[int, int, int]]:
                         continue
                     if _segment_hits_box(p, q, layout.boxes[i], pad):
                         hit.add(i)
-        found += [(i, source, target) for i in sorted(hit)]
-    return found
+        if hit:
+            yield index, route, sorted(hit)
