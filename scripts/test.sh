@@ -3,12 +3,17 @@
 #
 # With no arguments the suite runs as two pytest processes at once, one per core: the
 # browser tests (they mostly wait on Chromium and Streamlit servers) and the installed-wheel
-# test (it mostly waits on pip) beside everything else, which takes about as long (CI on
-# 2026-12-02: browser alone 8.4 min, the rest 12.2 min, the wheel test ~1.5 min of it).
-# The two marker expressions are complements, so every test runs exactly once. The first
+# test (it mostly waits on pip) beside everything else, which takes about as long: on a
+# quiet 2-core machine the browser lane took 8.7 min; the rest took 12.5 min until
+# 2026-12-05 (AppTests re-loaded a corpus with stalling answers for every test, a Dask
+# grace was waited in full), ~9.4 min after (10.3 min measured on a shared, loaded 2-core
+# machine, where its tests with known CI times ran ~10 % slower). Moving the real-cluster
+# tests (~1 min) to the first lane would leave that one the longer by more (tests in a
+# lane run one after another). The two marker expressions are complements
+# (tests/test_test_command.py checks it), so every test runs exactly once. The first
 # lane prints as it goes; the other lane's output follows when both are done, then one
-# closing line for the whole suite. DAGMATH_TEST_LANES=1 runs one
-# plain pytest instead, and so does any argument (passed to pytest: -m "not slow", files).
+# closing line for the whole suite. DAGMATH_TEST_LANES=1 runs one plain pytest instead,
+# and so does any argument (passed to pytest: -m "not slow", files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser

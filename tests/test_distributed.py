@@ -106,3 +106,25 @@ def test_a_closed_loop_after_the_workers_left_is_the_no_worker_error(monkeypatch
     with pytest.raises(RuntimeError, match="something else"):
         with distributed.watched(object(), "--dask tcp://x", grace=3):
             raise RuntimeError("something else")
+
+
+def test_the_worker_grace_is_20_s_unless_the_environment_sets_another(
+    monkeypatch, tmp_path, capsys
+):
+    from dagmath_viz.run import distributed
+
+    assert distributed.worker_grace({}) == distributed.WORKER_GRACE == 20.0
+    assert distributed.worker_grace({distributed.WORKER_GRACE_ENV: " 2.5 "}) == 2.5
+    for bad in ("a minute", "0", "-3", "nan", "inf"):
+        with pytest.raises(DagMathError, match="expected a number of seconds above 0") as err:
+            distributed.worker_grace({distributed.WORKER_GRACE_ENV: bad})
+        assert str(err.value).startswith(f"DAGMATH_DASK_WORKER_GRACE={bad!r}: ")
+    # dagmath score says so before it reaches for a cluster (no scheduler listens there)
+    monkeypatch.setenv(distributed.WORKER_GRACE_ENV, "soon")
+    out = tmp_path / "x.jsonl"
+    code = main(["score", str(REPO / "tests" / "data" / "mixed_run"), "-o", str(out),
+                 "--no-cache", "--dask", "tcp://127.0.0.1:9"])  # fmt: skip
+    assert code != 0 and not out.exists()
+    assert "DAGMATH_DASK_WORKER_GRACE='soon': expected a number of seconds above 0" in (
+        capsys.readouterr().err
+    )

@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from dagmath_viz.draw import layout as geo
-from dagmath_viz.draw.layout import Box, Layout, Route, collisions, layered, reading, route_points
+from dagmath_viz.draw.layout import (
+    Box,
+    Layout,
+    Route,
+    colliding_routes,
+    collisions,
+    layered,
+    reading,
+    route_points,
+)
 from dagmath_viz.draw.render import trajectory_layouts
 from dagmath_viz.formats.discovery import load_paths
 from dagmath_viz.schema import Step, Trajectory
@@ -41,6 +50,10 @@ def test_a_straight_edge_through_a_middle_box_is_caught():
     # A Bézier whose control points reach into box 1 is caught too.
     bulge = Route(0, 2, "cubic", ((0, 10), (30, 10), (30, 110), (0, 110)))
     assert collisions(Layout("t", boxes, (bulge,), 40, 120)) == [(1, 0, 2)]
+    # all three at once, with an edge left out: the faulty routes by their index
+    every = Layout("t", boxes, (through, None, around, bulge), 40, 120)
+    assert colliding_routes(every) == [0, 3]
+    assert collisions(every) == [(1, 0, 2), (1, 0, 2)]
 
 
 def test_bezier_sampling_starts_and_ends_at_its_end_points():

@@ -137,7 +137,7 @@ def _score_on_dask(
     try:
         import distributed  # noqa: F401 - only to say clearly when it is missing
 
-        from dagmath_viz.run.distributed import connect, score_on_dask, watched
+        from dagmath_viz.run.distributed import connect, score_on_dask, watched, worker_grace
     except ImportError as exc:
         raise DagMathError(
             f"--dask needs dask[distributed] installed: pip install 'dagmath-viz[dask]' ({exc})"
@@ -145,8 +145,9 @@ def _score_on_dask(
     # "local": a cluster of this machine's cores, to try the path; else a scheduler address,
     # checked (reachable, with workers that import dagmath_viz) before any work is sent;
     # a cluster lost mid-run is one line (exit 1), and Dask's own logs stay off stderr
+    grace = worker_grace()  # a bad $DAGMATH_DASK_WORKER_GRACE stops the run before it starts
     client = connect(args.dask, quiet=common.VERBOSITY <= 0)
-    with client, watched(client, f"--dask {args.dask}"):
+    with client, watched(client, f"--dask {args.dask}", grace):
         run = score_on_dask(
             paths,
             answers=args.answers,

@@ -20,14 +20,16 @@ trajectories, see ``render.LAYERED_MAX``).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = [
     "Box",
     "Layout",
     "Route",
+    "colliding_routes",
     "collisions",
     "layered",
     "reading",
@@ -339,12 +341,21 @@ def route_points(route: Route, samples: int = 48) -> list[Point]:
     if route.kind != "cubic":
         return list(route.points)
     (x0, y0), (x1, y1), (x2, y2), (x3, y3) = route.points
+    return [
+        (a * x0 + b * x1 + c * x2 + d * x3, a * y0 + b * y1 + c * y2 + d * y3)
+        for a, b, c, d in _bernstein(samples)
+    ]
+
+
+@functools.lru_cache(maxsize=8)
+def _bernstein(samples: int) -> tuple[tuple[float, float, float, float], ...]:
+    """The cubic Bernstein weights at ``t = i / samples``, i = 0..samples (computed once per
+    ``samples``: the truthfulness check samples tens of thousands of curves)."""
     out = []
     for i in range(samples + 1):
         t = i / samples
-        a, b, c, d = (1 - t) ** 3, 3 * t * (1 - t) ** 2, 3 * t * t * (1 - t), t**3
-        out.append((a * x0 + b * x1 + c * x2 + d * x3, a * y0 + b * y1 + c * y2 + d * y3))
-    return out
+        out.append(((1 - t) ** 3, 3 * t * (1 - t) ** 2, 3 * t * t * (1 - t), t**3))
+    return tuple(out)
 
 
 def _segment_hits_box(p: Point, q: Point, box: Box, pad: float) -> bool:
@@ -373,9 +384,20 @@ def collisions(layout: Layout, pad: float = 1.0) -> list[tuple[int, int, int]]:
     """Every ``(node, source, target)`` where the drawn path of edge source->target meets the
     box of a node it does not join (boxes grown by ``pad`` px). Empty means truthful.
 
-    Uses a row index of boxes by y and a bounding-box test first, so the check stays fast on
-    long layouts.
+    Uses a row index of boxes by y and bounding-box tests first (the route's, then each
+    segment's), so the check stays fast on long layouts and on the tens of thousands of
+    layouts the tests check.
     """
+    return [(i, r.source, r.target) for _, r, hit in _hits(layout, pad) for i in hit]
+
+
+def colliding_routes(layout: Layout, pad: float = 1.0) -> list[int]:
+    """The indices in ``layout.routes`` of the routes :func:`collisions` finds at fault."""
+    return [k for k, _, _ in _hits(layout, pad)]
+
+
+def _hits(layout: Layout, pad: float) -> Iterator[tuple[int, Route, list[int]]]:
+    """Each route that meets a box it does not join: its index, itself, those boxes."""
     cell = 40.0
     grown: dict[int, tuple[float, float, float, float]] = {}
     bands: dict[int, list[int]] = {}
@@ -385,23 +407,46 @@ def collisions(layout: Layout, pad: float = 1.0) -> list[tuple[int, int, int]]:
         grown[i] = (b.x - pad, b.y - pad, b.x + b.w + pad, b.y + b.h + pad)
         for k in range(int(grown[i][1] // cell), int(grown[i][3] // cell) + 1):
             bands.setdefault(k, []).append(i)
-    found = []
-    for route in layout.routes:
+    for index, route in enumerate(layout.routes):
         if route is None:
             continue
         pts = route_points(route, samples=32)
+        source, target = route.source, route.target
+        # the boxes the whole route's bounding box meets: a segment (its box inside the
+        # route's) can meet no other, and one clear of all of them is skipped at once (an
+        # arc of the reading layout comes near the boxes only at its two ends)
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        rxlo, rxhi, rylo, ryhi = min(xs), max(xs), min(ys), max(ys)
+        near = {
+            i
+            for k in range(int(rylo // cell), int(ryhi // cell) + 1)
+            for i in bands.get(k, ())
+            if i != source
+            and i != target
+            and not (
+                rxhi < grown[i][0] or rxlo > grown[i][2] or ryhi < grown[i][1] or rylo > grown[i][3]
+            )
+        }
+        if not near:
+            continue
+        nx0 = min(grown[i][0] for i in near)
+        nx1 = max(grown[i][2] for i in near)
+        ny0 = min(grown[i][1] for i in near)
+        ny1 = max(grown[i][3] for i in near)
         hit: set[int] = set()
         for p, q in zip(pts, pts[1:], strict=False):
             xlo, xhi = min(p[0], q[0]), max(p[0], q[0])
             ylo, yhi = min(p[1], q[1]), max(p[1], q[1])
+            if xhi < nx0 or xlo > nx1 or yhi < ny0 or ylo > ny1:
+                continue
             for k in range(int(ylo // cell), int(yhi // cell) + 1):
                 for i in bands.get(k, ()):
-                    if i == route.source or i == route.target or i in hit:
+                    if i not in near or i in hit:
                         continue
                     x0, y0, x1, y1 = grown[i]
                     if xhi < x0 or xlo > x1 or yhi < y0 or ylo > y1:
                         continue
                     if _segment_hits_box(p, q, layout.boxes[i], pad):
                         hit.add(i)
-        found += [(i, route.source, route.target) for i in sorted(hit)]
-    return found
+        if hit:
+            yield index, route, sorted(hit)

@@ -99,7 +99,7 @@ def _geometry(data: dict[str, Any]) -> VisGeometry:
         drawn.append(geo.Route(route.source, route.target, "line",
                                ((src.cx, src.cy), *via, (dst.cx, dst.cy))))  # fmt: skip
     drawn_layout = geo.Layout("vis", lay.boxes, tuple(drawn), lay.width, lay.height)
-    bad = sorted({edge for edge, r in enumerate(drawn) if r and _meets_other(drawn_layout, r)})
+    bad = geo.colliding_routes(drawn_layout)  # edge e is route e
     return VisGeometry(drawn_layout, tuple(waypoints), tuple(bad))
 
 
@@ -118,11 +118,6 @@ def _snapped(lay: geo.Layout) -> geo.Layout:
         for b in lay.boxes
     )  # fmt: skip
     return geo.Layout(lay.kind, boxes, lay.routes, lay.width, lay.height)
-
-
-def _meets_other(lay: geo.Layout, route: geo.Route) -> bool:
-    one = geo.Layout(lay.kind, lay.boxes, (route,), lay.width, lay.height)
-    return bool(geo.collisions(one))
 
 
 def _waypoints(points: tuple[geo.Point, ...], dst: geo.Box) -> tuple[geo.Point, ...]:

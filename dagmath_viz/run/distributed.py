@@ -26,7 +26,8 @@ address, a scheduler that does not answer within :data:`CONNECT_TIMEOUT` seconds
 worker, or a scheduler or worker that cannot import this package each give one
 :class:`~dagmath_viz.schema.DagMathError` naming the address, instead of a traceback or a
 run that waits for ever. Once connected, :func:`watched` turns a cluster lost mid-run (the
-scheduler gone, or no worker left for :data:`WORKER_GRACE` seconds) into one such error,
+scheduler gone, or no worker left for :data:`WORKER_GRACE` seconds, or
+``$DAGMATH_DASK_WORKER_GRACE``: :func:`worker_grace`) into one such error,
 and :func:`quiet_logs` keeps Dask's own log lines (tracebacks of a lost connection, a
 worker's heartbeat failing as a local cluster shuts down) off the terminal.
 
@@ -38,12 +39,13 @@ the client's; the records and messages then name files as the user gave them
 from __future__ import annotations
 
 import logging
+import math
 import os
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,11 +63,13 @@ from dagmath_viz.score.reference import finish_lines
 __all__ = [
     "CONNECT_TIMEOUT",
     "WORKER_GRACE",
+    "WORKER_GRACE_ENV",
     "DaskScoredRun",
     "connect",
     "quiet_logs",
     "score_on_dask",
     "watched",
+    "worker_grace",
 ]
 
 #: Seconds to reach the scheduler, and again for a worker to be there.
@@ -73,6 +77,8 @@ CONNECT_TIMEOUT = 3.0
 #: Seconds a run may go on with no worker at all before it stops (Dask itself would wait
 #: for ever for one to join).
 WORKER_GRACE = 20.0
+#: Environment variable setting another :data:`WORKER_GRACE` (seconds above 0).
+WORKER_GRACE_ENV = "DAGMATH_DASK_WORKER_GRACE"
 
 #: Files per Dask partition (a few seconds of work each on realistic runs).
 FILES_PER_PARTITION = 16
@@ -181,6 +187,28 @@ def quiet_logs() -> None:
     loggers = logging.Logger.manager.loggerDict
     for name in [n for n in loggers if n.split(".")[0] in _DASK_LOGGERS] + list(_DASK_LOGGERS):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def worker_grace(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds a run goes on with no worker: ``$DAGMATH_DASK_WORKER_GRACE`` when set (a
+    number above 0), else :data:`WORKER_GRACE`.
+
+    >>> worker_grace({}), worker_grace({WORKER_GRACE_ENV: "90"})
+    (20.0, 90.0)
+
+    Raises:
+        DagMathError: the variable holds anything else (the message names it).
+    """
+    raw = (os.environ if environ is None else environ).get(WORKER_GRACE_ENV, "").strip()
+    if not raw:
+        return WORKER_GRACE
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise DagMathError(f"{WORKER_GRACE_ENV}={raw[:40]!r}: expected a number of seconds above 0")
+    return value
 
 
 @contextmanager

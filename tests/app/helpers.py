@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -57,3 +61,63 @@ def problems_table(at: AppTest):
         if list(frame.value.columns) == ["file", "where", "severity", "problem"]:
             return frame.value
     raise AssertionError("no load-problems table on the page")
+
+
+@contextmanager
+def corpora_loaded_once() -> Iterator[None]:
+    """Within the block, the app loads each data source once: ``explorer.common``'s
+    ``load_corpus`` is remembered per (its arguments, the ``DAGMATH_*`` environment).
+
+    For a module whose tests each clear Streamlit's caches (every page, table and figure is
+    computed afresh per test) but load the same folder: the load is the same every time,
+    and on a corpus with answers that stall math-verify it costs seconds a test. The
+    corpus is shared read-only, as the app shares it between sessions. A load that raises
+    is not remembered. Progress callbacks are only called by the first load.
+    """
+    from explorer import common
+
+    real = common.load_corpus
+    loaded: dict[tuple, object] = {}
+    lock = threading.Lock()
+
+    def load_once(paths, *args, **kwargs):
+        env = sorted((k, v) for k, v in os.environ.items() if k.startswith("DAGMATH_"))
+        options = sorted(
+            (k, repr(v)) for k, v in kwargs.items() if k not in ("progress", "partial")
+        )
+        key = (tuple(map(str, paths)), tuple(map(repr, args)), tuple(options), tuple(env))
+        with lock:
+            if key not in loaded:
+                loaded[key] = real(paths, *args, **kwargs)
+            return loaded[key]
+
+    common.load_corpus = load_once
+    try:
+        yield
+    finally:
+        common.load_corpus = real
+
+
+@contextmanager
+def short_answer_deadline(seconds: float) -> Iterator[None]:
+    """Within the block, the app checks answers with a ``seconds`` deadline instead of the
+    default 5 s: for folders whose crafted answers stall math-verify until the deadline
+    (a timeout is never cached, so every load waits for it again; the verdict is "not
+    equivalent" either way). The app's checker is the kept one
+    (``answers.check.kept_checker``, the verdicts on disk), so that is the one replaced,
+    for the cache file of this test session."""
+    from dagmath_viz.answers import check
+
+    off = os.environ.get(check.VERDICT_CACHE_ENV, "").strip() == "0"
+    path = None if off else check.default_cache_file()  # as kept_checker() finds it
+    checker = check.AnswerChecker(timeout=seconds, cache_file=path)
+    previous = check._kept.get(path)
+    check._kept[path] = checker
+    try:
+        yield
+    finally:
+        if previous is None:
+            check._kept.pop(path, None)
+        else:
+            check._kept[path] = previous
+        checker.close()

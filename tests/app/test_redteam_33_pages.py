@@ -13,8 +13,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dagmath_viz.answers import check as answers
-from tests.app.helpers import APP, PAGES, on_page, problems_table
+from tests.app.helpers import (
+    APP,
+    PAGES,
+    corpora_loaded_once,
+    on_page,
+    problems_table,
+    short_answer_deadline,
+)
 from tests.redteam33_inputs import LINE_CAP, LONG_DIGITS, build
 
 
@@ -26,14 +32,13 @@ def _fresh_caches():
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _short_answer_deadline():
-    """A 1 s answer deadline: the crafted answers that stall math-verify cost a second each
-    instead of five (their verdict is "not equivalent" either way)."""
-    checker = answers.AnswerChecker(timeout=1.0)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(answers, "_default", checker)
+def _one_quick_load():
+    """The app's answer checker with a 2 s deadline, and each folder loaded once for the
+    module (every test still clears Streamlit's caches and draws its pages afresh): the
+    answers that stall math-verify cost two seconds each, once, instead of five each on
+    every test (their verdict is "not equivalent" either way)."""
+    with short_answer_deadline(2.0), corpora_loaded_once():
         yield
-    checker.close()
 
 
 @pytest.fixture(scope="module")
