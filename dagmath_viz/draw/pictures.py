@@ -116,8 +116,9 @@ def _node(node: dict[str, Any], box: list[float], colours: list[str], reading: b
 
 
 def _snippet(node: dict[str, Any], box_width: float) -> str:
-    """As much of the step's text as fits its box (the view's own rule)."""
-    text = " ".join(str(node.get("text") or "").split())
+    """As much of the step's text as fits its box (the view's own rule): its plain-text
+    snippet (formulas as readable text, markdown emphasis markers dropped)."""
+    text = " ".join(str(node.get("snippet") or node.get("text") or "").split())
     room = math.floor((box_width - 14 - 9 * len(node["label"])) / 7)
     return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 

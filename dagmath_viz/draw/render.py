@@ -43,7 +43,7 @@ from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.score.graph import StepGraph, dead_end_positions, depths
 from dagmath_viz.score.validation import is_step_id, validate
-from dagmath_viz.text import count_formulas, math_plain, math_segments, reveal_bidi, short_repr
+from dagmath_viz.text import count_formulas, math_plain, reveal_bidi, rich_segments, short_repr
 
 __all__ = [
     "KINDS",
@@ -698,15 +698,16 @@ MAX_STEP_FORMULAS = 80
 
 def _math_fields(step: Step) -> dict[str, Any]:
     """``math`` / ``why_math``: the step's text and justification as segments for the
-    view's typesetter (see :func:`dagmath_viz.text.math_segments`), only when they hold a
-    formula, and only up to :data:`MAX_STEP_FORMULAS` of them."""
+    view's typesetter (see :func:`dagmath_viz.text.rich_segments`: text, formulas, and
+    markdown emphasis opened and closed), only when they hold a formula or an emphasis,
+    and only up to :data:`MAX_STEP_FORMULAS` formulas (beyond, the text shows as written)."""
     out: dict[str, Any] = {}
     for key, text in (("math", step.text), ("why_math", step.justification)):
         if not isinstance(text, str):
             continue
-        segments = math_segments(_cut(text, MAX_STEP_TEXT))
-        formulas = sum(1 for kind, _ in segments if kind)
-        if 0 < formulas <= MAX_STEP_FORMULAS:
+        segments = rich_segments(_cut(text, MAX_STEP_TEXT))
+        formulas = sum(1 for kind, _ in segments if kind in (1, 2))
+        if formulas <= MAX_STEP_FORMULAS and any(kind for kind, _ in segments):
             out[key] = [[kind, piece] for kind, piece in segments]
     return out
 
