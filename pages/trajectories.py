@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dagmath_viz.analysis import tables
 from dagmath_viz.analysis.trajectory_table import (
     CORRECTNESS,
     SORTABLE,
@@ -91,6 +92,7 @@ event = st.dataframe(
     on_select="rerun",
     selection_mode="single-row",
     key=grid,
+    placeholder=tables.MISSING,  # e.g. no difficulty in the records: "–", as on the Overview
     column_config={
         "closeness": st.column_config.NumberColumn("closeness (%)", format="%.1f"),
         "difficulty": st.column_config.NumberColumn("difficulty", format="%.1f"),

@@ -185,6 +185,7 @@ if has_step_fields(traj):
             hide_index=True,
             width="stretch",
             column_config={"text": st.column_config.TextColumn(width="medium")},
+            placeholder=tables.MISSING,  # a step without the field
         )
         common.download(
             step_fields,
