@@ -291,12 +291,15 @@ def math_markdown(text: str, max_chars: int = 5000) -> str:
 
 def answer_markdown(answer: Any, max_chars: int = 200) -> str:
     r"""An answer (``\boxed{}`` content: TeX without delimiters) as markdown, typeset when
-    it is a formula that may be typeset, else shown as typed; ``—`` for none.
+    it is a formula that may be typeset, else shown as typed (markdown emphasis markers
+    dropped: an answer taken from a final step may start "**Final Answer**"); ``—`` for none.
 
     >>> print(answer_markdown(r"-\dfrac{5}{12}"), answer_markdown("So it is 420."))
     $-\frac{5}{12}$ So it is 420\.
+    >>> print(answer_markdown("**Final Answer** 4"))
+    Final Answer 4
     """
-    text = plain(str(answer), max_chars) if answer not in (None, "") else ""
+    text = plain(strip_emphasis(str(answer)), max_chars) if answer not in (None, "") else ""
     if not text:
         return "—"
     if "\\" in text or "^" in text or "_" in text:

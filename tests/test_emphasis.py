@@ -151,3 +151,12 @@ def test_shared_r1_chains_show_no_emphasis_marker_in_labels_or_tooltips(thought_
                 continue
             assert not re.search(r"\*\*\w", node["snippet"]), (traj.source, node["snippet"])
             assert not re.search(r"\*\*\w", node["title"]), (traj.source, node["title"])
+
+
+def test_an_answer_line_shows_no_markers():
+    from dagmath_viz.text import answer_markdown
+
+    # the page's "Predicted answer": escaped markdown, so stars would show as typed
+    assert answer_markdown("**Final Answer** 4") == "Final Answer 4"
+    assert answer_markdown("2*3*4") == "2\\*3\\*4"
+    assert answer_markdown(r"\boxed{**x**}") == r"$\boxed{**x**}$"  # TeX: left alone
