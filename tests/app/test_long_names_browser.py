@@ -103,7 +103,10 @@ def test_dead_ends_model_chips_are_never_cut(app_page, streamlit_server, long_na
         box.locator("input").fill(model)
         box.locator("input").press("Enter")
         wait_for_app(app_page, 120_000)
-    app_page.keyboard.press("Escape")
+    app_page.mouse.click(340, 40)  # outside every box: the option list closes
+    app_page.get_by_role("listbox").wait_for(state="hidden")
+    # both chosen: each model's two dead ends (S2 of problems 2189 and 12345) are listed
+    app_page.get_by_text("4 dead ends match", exact=True).wait_for()
     save_screenshot(app_page, "long-names-dead-ends", full_page=False)
     chips = app_page.locator("[data-testid=stMultiSelect] [data-tag]")
     assert chips.count() == 2
