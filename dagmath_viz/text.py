@@ -5,6 +5,13 @@ markdown never renders raw HTML (``unsafe_allow_html`` stays off), but markdown 
 itself (links, images, headings) and an unbalanced ``$`` (which turns the rest of the
 paragraph into math) would still change the page, so both are neutralised here.
 
+Markdown emphasis (``**bold**``, ``*italic*``, ``__bold__``, ``_italic_``, as DeepSeek R1
+writes ``**Final Answer**``) is matched outside the math only: :func:`math_markdown` keeps it
+as emphasis (the text inside still escaped), :func:`rich_segments` hands it to views that
+build their own markup, and :func:`strip_emphasis` and :func:`math_plain` drop the markers
+where text is shown plain (box labels, tooltips, tables). An emphasis marker is inert
+either way: it can neither link nor run.
+
 Bidirectional controls (right-to-left overrides, isolates and marks) and characters that
 show as nothing (zero-width spaces and joiners, the word joiner, the byte-order mark, a soft
 hyphen) are shown as visible tags such as ``[U+202E]``: an override reorders what follows
@@ -30,7 +37,9 @@ __all__ = [
     "plain",
     "HIDDEN_CHARACTERS",
     "reveal_bidi",
+    "rich_segments",
     "short_repr",
+    "strip_emphasis",
 ]
 
 # Every character that changes display order: LRM/RLM, the ALM, embeddings and overrides
@@ -153,6 +162,107 @@ def _bare_boxes(text: str, put: Any) -> None:
     put(0, text[last:])
 
 
+# -- markdown emphasis ------------------------------------------------------------------------
+
+# An emphasis span, CommonMark's flanking rules made strict: an opening run of one to three
+# ``*`` (or ``_``) not after a word character, ``*`` or backslash and not before a space;
+# the same run closing it on the same line, not after a space, backslash, ``*`` or ``_`` and
+# not before a word character or ``*``. So ``2*3*4``, ``x * y * z``, ``2**3`` and
+# ``snake_case_name`` stay as they are. The body is bounded (a bounded scan per opener).
+_EMPHASIS = re.compile(
+    r"(?<![\w*\\])(\*{1,3}|_{1,3})(?![\s*_])([^\n]{1,300}?)(?<![\s\\*_])\1(?![\w*])"
+)
+# Marks put in place of the markers while the math is found (private-use characters: a
+# model's own are replaced first); each stands for one opening or closing.
+_MARKS = {
+    "\ue010": (3, "strong"), "\ue011": (3, "em"), "\ue012": (4, "em"), "\ue013": (4, "strong"),
+}  # fmt: skip
+_OPENS = {1: "\ue011", 2: "\ue010", 3: "\ue010\ue011"}
+_CLOSES = {1: "\ue012", 2: "\ue013", 3: "\ue012\ue013"}
+_FILL = "\ue01f"  # a marker's other characters while the spans are found
+_MARK_OR_FILL = re.compile("[\ue010-\ue013\ue01f]")
+_MASK = "\ue01e"  # a character of math while the spans are found
+
+
+def _math_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds math, as typed: every delimited formula (typeset or not) and
+    every bare ``\\boxed{...}`` whose braces balance."""
+    spans = [m.span() for m in _MATH.finditer(text)]
+    for m in _BARE_BOX.finditer(text):
+        depth, end = 1, m.end()
+        while end < len(text) and depth and end - m.start() <= MAX_FORMULA:
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        spans.append((m.start(), end))
+    return spans
+
+
+def _marked(text: str) -> str:
+    """``text`` with each emphasis marker outside the math replaced by its marks (and
+    fill characters, dropped at the end): spans found on one line, then once more inside
+    each span found (``**bold *and italic***`` nests properly, never crosses)."""
+    text = _MARK_OR_FILL.sub("\ufffd", text)
+    if "*" not in text and "_" not in text:
+        return text
+    masked = list(text)
+    for start, end in _math_spans(text):
+        masked[start:end] = _MASK * (end - start)
+    chars = list(text)
+    regions = [(0, len(text))]
+    for _ in range(2):
+        found = []
+        searched = "".join(masked)
+        for lo, hi in regions:
+            for m in _EMPHASIS.finditer(searched, lo, hi):
+                width = len(m.group(1))
+                a, b = m.start(1), m.end(2)
+                chars[a : a + width] = _OPENS[width] + _FILL * (width - len(_OPENS[width]))
+                chars[b : b + width] = _CLOSES[width] + _FILL * (width - len(_CLOSES[width]))
+                masked[a : a + width] = _FILL * width
+                masked[b : b + width] = _FILL * width
+                found.append((m.start(2), m.end(2)))
+        regions = found
+    return "".join(chars).replace(_FILL, "")
+
+
+def strip_emphasis(text: str) -> str:
+    """``text`` without its markdown emphasis markers; math, escaped ``\\*`` and every
+    ``*`` or ``_`` that is not a marker (``2*3*4``, ``x_1``) left as typed.
+
+    >>> strip_emphasis(r"**Final Answer**: $a*b*c$ and *so* 2*3*4, x_1_y")
+    'Final Answer: $a*b*c$ and so 2*3*4, x_1_y'
+    >>> strip_emphasis(r"**Answer: \\(x_1 = 2\\)**")
+    'Answer: \\\\(x_1 = 2\\\\)'
+    """
+    return _MARK_OR_FILL.sub("", _marked(text))
+
+
+def rich_segments(text: str) -> list[tuple[int, str]]:
+    """:func:`math_segments` with markdown emphasis: besides ``(0, text)``, ``(1, inline
+    TeX)`` and ``(2, display TeX)``, ``(3, "strong")`` or ``(3, "em")`` opens an emphasis
+    and ``(4, "strong")`` or ``(4, "em")`` closes it. Openings and closings pair up and
+    nest properly (an emphasis may hold formulas); plain pieces hold no marker.
+
+    >>> rich_segments(r"**Answer: \\(x\\)** so")
+    [(3, 'strong'), (0, 'Answer: '), (1, 'x'), (4, 'strong'), (0, ' so')]
+    """
+    out: list[tuple[int, str]] = []
+    for kind, piece in math_segments(_marked(text)):
+        if kind:
+            out.append((kind, _MARK_OR_FILL.sub("", piece)))
+            continue
+        last = 0
+        for i, ch in enumerate(piece):
+            if ch in _MARKS:
+                if i > last:
+                    out.append((0, piece[last:i]))
+                out.append(_MARKS[ch])
+                last = i + 1
+        if last < len(piece):
+            out.append((0, piece[last:]))
+    return out
+
+
 def math_markdown(text: str, max_chars: int = 5000) -> str:
     """Markdown showing ``text`` literally, except well-formed math is rendered.
 
@@ -163,12 +273,16 @@ def math_markdown(text: str, max_chars: int = 5000) -> str:
 
     >>> math_markdown("costs $5 and <b>x</b> is $x^2$")
     'costs \\\\$5 and \\\\<b\\\\>x\\\\</b\\\\> is $x^2$'
+    >>> math_markdown("**Final Answer:** 2*3*4")
+    '**Final Answer\\\\:** 2\\\\*3\\\\*4'
     """
     text = text if len(text) <= max_chars else text[:max_chars] + " …"
     out = []
-    for kind, piece in math_segments(text):
+    for kind, piece in rich_segments(text):
         if kind == 0:
             out.append(escape_markdown(piece).replace("\n", "  \n"))
+        elif kind in (3, 4):
+            out.append("**" if piece == "strong" else "*")
         else:
             delim = "$$" if kind == 2 else "$"
             out.append(f"{delim}{piece}{delim}")
@@ -177,12 +291,15 @@ def math_markdown(text: str, max_chars: int = 5000) -> str:
 
 def answer_markdown(answer: Any, max_chars: int = 200) -> str:
     r"""An answer (``\boxed{}`` content: TeX without delimiters) as markdown, typeset when
-    it is a formula that may be typeset, else shown as typed; ``—`` for none.
+    it is a formula that may be typeset, else shown as typed (markdown emphasis markers
+    dropped: an answer taken from a final step may start "**Final Answer**"); ``—`` for none.
 
     >>> print(answer_markdown(r"-\dfrac{5}{12}"), answer_markdown("So it is 420."))
     $-\frac{5}{12}$ So it is 420\.
+    >>> print(answer_markdown("**Final Answer** 4"))
+    Final Answer 4
     """
-    text = plain(str(answer), max_chars) if answer not in (None, "") else ""
+    text = plain(strip_emphasis(str(answer)), max_chars) if answer not in (None, "") else ""
     if not text:
         return "—"
     if "\\" in text or "^" in text or "_" in text:
@@ -250,7 +367,8 @@ def _tex_plain(body: str) -> str:
 
 def math_plain(text: str, max_chars: int = 600) -> str:
     """One line of plain text with its formulas written as readable text, not TeX source:
-    delimiters dropped, common commands as their symbols (``\\frac{a}{b}`` as ``a/b``,
+    markdown emphasis markers dropped (:func:`strip_emphasis`), delimiters dropped, common
+    commands as their symbols (``\\frac{a}{b}`` as ``a/b``,
     ``\\le`` as ``≤``, ``x^2`` as ``x²``). For places that cannot typeset (tooltips, SVG
     labels); the step list typesets properly.
 
@@ -261,6 +379,7 @@ def math_plain(text: str, max_chars: int = 600) -> str:
     >>> math_plain(r"we have: \\[ 2^{4027} \\times 2013!"), math_plain(r"2^{n} \\] so \\[ x \\le")
     ('we have: 2^(4027) × 2013!', '2ⁿ so x ≤')
     """
+    text = strip_emphasis(text)
     pieces = [_dangling(p) if k == 0 else _tex_plain(p) for k, p in math_segments(text)]
     return plain("".join(pieces), max_chars)
 

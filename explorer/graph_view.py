@@ -20,7 +20,7 @@ from dagmath_viz.draw.render import (
 )
 from dagmath_viz.draw.vis_view import render_vis_html
 from dagmath_viz.schema import Trajectory
-from dagmath_viz.text import escape_markdown, math_markdown, plain
+from dagmath_viz.text import escape_markdown, math_markdown, plain, strip_emphasis
 
 
 def trajectory_view(
@@ -167,6 +167,6 @@ def typeset_steps(traj: Trajectory, dead: set, wanted_step: str | None, key: str
             if step.justification:
                 st.caption("why: " + math_markdown(step.justification))
         else:
-            st.text(plain(step.text, 5000))
+            st.text(plain(strip_emphasis(step.text), 5000))
             if step.justification:
-                st.text("why: " + plain(step.justification, 5000))
+                st.text("why: " + plain(strip_emphasis(step.justification), 5000))

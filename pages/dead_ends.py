@@ -184,13 +184,15 @@ with st.expander("Dead ends by step tag", expanded=tagged):
         )  # fmt: skip
         common.download(by_tag, "dead_ends_by_tag.csv", "Download dead ends by tag (CSV)")
 
-filters = st.columns(3)
-models = filters[0].multiselect(
+# Model the page's width: inside columns a multiselect scrolls its chips on one line, and
+# a long name (deepseek-ai/DeepSeek-R1-Distill-Qwen-14B) was cut; here each reads whole.
+models = st.multiselect(
     "Model", sorted(table["model"].unique()), key="de_models", format_func=common.shown_option
 )
+filters = st.columns(2)
 present = list(CATEGORIES) + ([UNKNOWN] if (table["category"] == UNKNOWN).any() else [])
-cats = filters[1].multiselect("Category", present, key="de_cats")
-query = filters[2].text_input("Text contains", key="de_text")
+cats = filters[0].multiselect("Category", present, key="de_cats")
+query = filters[1].text_input("Text contains", key="de_text")
 shown = table
 if models:
     shown = shown[shown["model"].isin(models)]

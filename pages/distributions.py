@@ -28,13 +28,13 @@ grouped = common.derived(
     lambda: tables.with_difficulty_group(df[PLOTTED].assign(row=range(len(df)))),
 )
 has_difficulty = grouped["difficulty_group"].notna().any()
-controls = st.columns([3, 2, 2])
+controls = st.columns([3, 1])
 stat = controls[0].radio(
     "Statistic", GRAPH_STATS, horizontal=True, key="dist_stat", format_func=figures.STAT_LABELS.get
 )
 kind = controls[1].radio("Plot", ["box", "violin"], horizontal=True, key="dist_kind")
 models = sorted(df["model"].unique())
-chosen = controls[2].multiselect(
+chosen = st.multiselect(  # the page's width, not a column: chips wrap, long names read whole
     "Models", models, default=models, key="dist_models", format_func=common.shown_option
 )
 data = grouped[grouped["model"].isin(chosen)]

@@ -11,7 +11,9 @@ from dagmath_viz.logic import (
     efficiency_table,
     model_proof_summary,
     overlap_bars_note,
+    problem_choices,
     proof_graph,
+    proofs_of,
     read_jsonl,
 )
 from dagmath_viz.logic.textproofs import is_text_record, scored_text_proofs
@@ -172,21 +174,24 @@ else:
     st.info("Upload a scored.jsonl to compare a model's proofs with the strategies.")
 
 st.subheader("One problem")
-by_id = {str(p["problem_id"]): p for p in problems}
-ids = sorted(by_id, key=lambda i: (len(i), i))
+# every record its own choice: paired variants (one id, four overlaps) and controls apart
+choices = {c.key: c for c in problem_choices(problems)}
 pick = st.columns([2, 2])
 with pick[0]:
     pid = common.select(
-        "Problem", ids, "eff_problem", "problem",
-        format_func=lambda i: f"{i} · {by_id[i].get('irrelevant')} / {by_id[i].get('overlap')}",
+        "Problem", list(choices), "eff_problem", "problem",
+        format_func=lambda key: choices[key].label,
+        help="Problem id · irrelevant structure / overlap (· control): each variant of a "
+        "problem is listed apart.",
     )  # fmt: skip
-strategies = [p["strategy"] for p in proofs if str(p["problem_id"]) == pid]
+problem = choices[pid].record
+mine = proofs_of(proofs, problem)
+strategies = list(dict.fromkeys(p["strategy"] for p in mine))
 with pick[1]:
     strategy = common.select("Strategy", strategies, "eff_strategy", "strategy")
-problem = by_id[pid]
 proof = None
 if strategy is not None:
-    proof = next(p for p in proofs if str(p["problem_id"]) == pid and p["strategy"] == strategy)
+    proof = next(p for p in mine if p["strategy"] == strategy)
     # the figures on a row of their own: in the proof's column, three to a row, "100.0%"
     # and "correct" were cut to "100…" and "corr…" at 1280 px
     cells = st.columns(4)

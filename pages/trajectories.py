@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dagmath_viz.analysis import tables
 from dagmath_viz.analysis.trajectory_table import (
     CORRECTNESS,
     SORTABLE,
@@ -46,21 +47,23 @@ FIELDS = (
 )
 url_state.restore(FIELDS, "tt_state", scope=st.session_state.get("source_id"))
 
-row1 = st.columns([2, 2, 2, 2])
-models = row1[0].multiselect("Model", all_models, key="tt_models", format_func=common.shown_option)
-datasets = row1[1].multiselect(
+# Model on a row of its own, the page's width: inside columns Streamlit keeps a multiselect
+# on one line and scrolls its chips, so a long name (a Hugging Face id such as
+# deepseek-ai/DeepSeek-R1-Distill-Qwen-14B) was cut; here chips wrap and each reads whole.
+models = st.multiselect("Model", all_models, key="tt_models", format_func=common.shown_option)
+row2 = st.columns([2.6, 2.2, 2.2, 2])
+datasets = row2[0].multiselect(
     "Dataset", all_datasets, key="tt_datasets", format_func=common.shown_option
 )
-classes = row1[2].multiselect("Class", present, key="tt_classes")
-correct = row1[3].multiselect("Final answer", list(CORRECTNESS), key="tt_correct")
-row2 = st.columns([4, 2, 1, 1, 2, 2])
-query = row2[0].text_input("Search", key="tt_query", placeholder="text in steps and thinking")
-problems_text = row2[1].text_input("Problems", key="tt_problems", placeholder="e.g. 3, 17")
-min_steps = row2[2].number_input("Min steps", lo, hi, key="tt_min_steps")
-max_steps = row2[3].number_input("Max steps", lo, hi, key="tt_max_steps")
-by = row2[4].selectbox("Sort by", SORTABLE, key="tt_sort")
-with row2[5]:
-    st.write("")  # line the toggle up with the boxes beside it
+classes = row2[1].multiselect("Class", present, key="tt_classes")
+correct = row2[2].multiselect("Final answer", list(CORRECTNESS), key="tt_correct")
+problems_text = row2[3].text_input("Problems", key="tt_problems", placeholder="e.g. 3, 17")
+row3 = st.columns([4, 1, 1, 2, 2], vertical_alignment="bottom")
+query = row3[0].text_input("Search", key="tt_query", placeholder="text in steps and thinking")
+min_steps = row3[1].number_input("Min steps", lo, hi, key="tt_min_steps")
+max_steps = row3[2].number_input("Max steps", lo, hi, key="tt_max_steps")
+by = row3[3].selectbox("Sort by", SORTABLE, key="tt_sort")
+with row3[4]:
     descending = st.toggle("Descending", key="tt_desc")
 url_state.remember(FIELDS, "tt_state")
 st.caption(searched)
@@ -91,6 +94,7 @@ event = st.dataframe(
     on_select="rerun",
     selection_mode="single-row",
     key=grid,
+    placeholder=tables.MISSING,  # e.g. no difficulty in the records: "–", as on the Overview
     column_config={
         "closeness": st.column_config.NumberColumn("closeness (%)", format="%.1f"),
         "difficulty": st.column_config.NumberColumn("difficulty", format="%.1f"),

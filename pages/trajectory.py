@@ -13,6 +13,10 @@ from dagmath_viz.schema import CLASSES
 from dagmath_viz.text import answer_markdown, counted, escape_markdown, math_markdown, plain
 from explorer import common, graph_view, share
 
+#: Longer model names are also written in full under the choices: at 1280x800, sidebar open,
+#: the Model box shows 40 characters (deepseek-ai/DeepSeek-R1-Distill-Qwen-14B whole).
+MODEL_BOX_CHARS = 40
+
 corpus = common.corpus()
 df = corpus.scored
 if df.empty:
@@ -40,7 +44,8 @@ title, facts, choose_classes, choose_view = st.columns(
     [3, 4.5, 1.2, 1.1], vertical_alignment="center"
 )
 title.title("Trajectory")
-pick = st.columns([3, 2.6, 1.7, 1.2, 1.3, 1.3], vertical_alignment="bottom")
+# Model gets the most room (MODEL_BOX_CHARS); a longer name is also written under the row.
+pick = st.columns([4.4, 2.25, 1.45, 1.15, 1.05, 1.05], gap="xsmall", vertical_alignment="bottom")
 with pick[0]:
     model = common.select("Model", index.models, "traj_model", "model", where="in the loaded data")
 with pick[1]:
@@ -91,6 +96,8 @@ with pick[5]:
         help="The next trajectory (this is the last)" if position == len(order) else None,
     )  # fmt: skip
 
+if len(common.shown_option(model)) > MODEL_BOX_CHARS:
+    st.caption(f"Model: {escape_markdown(common.shown_option(model))}")
 st.query_params.update(model=model, dataset=dataset, problem=str(problem), sample=str(sample))
 # step= (written by the view as steps are selected) and find= belong to the trajectory they
 # were set on: moving to another one here drops them; arriving by a link keeps them.
@@ -185,6 +192,7 @@ if has_step_fields(traj):
             hide_index=True,
             width="stretch",
             column_config={"text": st.column_config.TextColumn(width="medium")},
+            placeholder=tables.MISSING,  # a step without the field
         )
         common.download(
             step_fields,

@@ -108,3 +108,40 @@ def test_export_html_format_svg(tmp_path):
     assert len(nodes) == 9
     assert sum(g.get("class") == "dm-node k-dead_end" for g in nodes) == 2
     assert main([*args[:-4], "--report", "--format", "svg", "-o", str(out)]) == 2
+
+
+def _legend_swatches(root: ET.Element) -> dict[str, tuple[str, str, str]]:
+    """The picture's legend: each label's swatch as (fill, stroke, stroke width), read by
+    position (a swatch's rect comes right before its label's text)."""
+    legend = next(g for g in root.iter(f"{SVG}g") if g.get("transform", "").startswith("translate"))
+    children = list(legend)
+    out = {}
+    for rect, text in zip(children[::2], children[1::2], strict=True):
+        assert rect.tag == f"{SVG}rect" and text.tag == f"{SVG}text"
+        out[text.text or ""] = (rect.get("fill"), rect.get("stroke"), rect.get("stroke-width"))
+    return out
+
+
+def _box(root: ET.Element, kind: str) -> tuple[str | None, str | None]:
+    g = next(g for g in root.iter(f"{SVG}g") if g.get("class") == f"dm-node k-{kind}")
+    rect = g.find(f"{SVG}rect")
+    assert rect is not None
+    return rect.get("fill"), rect.get("stroke")
+
+
+def test_unscored_final_step_reads_apart_from_a_step_in_the_legend_and_the_drawing():
+    # S1 <- nothing; S2 <- S1; S3 <- S2: given, step, final (no reference answer: unscored)
+    chain = Trajectory("m", "d", "p", 0, (Step(1, (), "a"), Step(2, (1,), "b"), Step(3, (2,), "c")))
+    root = parse(pictures.trajectory_svg(chain, final_correct=None))
+    swatches = _legend_swatches(root)
+    step, final = swatches["Step"], swatches["Final step, not scored"]
+    # a fill of its own, as the scored finals have (green, red), not the step's grey
+    assert final[0] != step[0]
+    assert len(set(swatches[k][0] for k in ("Step", "Final step, not scored",
+               "Final step, correct", "Final step, incorrect"))) == 4  # fmt: skip
+    # each swatch is drawn as its boxes are: same fill and border colour
+    assert _box(root, "step") == step[:2]
+    assert _box(root, "final") == final[:2]
+    assert _box(root, "final") != _box(root, "step")
+    scored = parse(pictures.trajectory_svg(chain, final_correct=True))
+    assert _box(scored, "final_correct") == _legend_swatches(scored)["Final step, correct"][:2]

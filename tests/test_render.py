@@ -143,7 +143,7 @@ def test_imperfect_kinds_levels_and_edges():
     [
         (True, "final_correct", "#59a14f"),
         (False, "final_incorrect", "#e15759"),
-        (None, "final", "#e0e0e0"),
+        (None, "final", "#9e9e9e"),  # a darker grey than a step's #e0e0e0
     ],
 )
 def test_final_step_colour(final_correct, final_kind, fill):
@@ -290,6 +290,18 @@ def test_answer_path_and_pruned_layouts():
 def test_root_says_how_many_nodes_it_draws():
     assert 'data-nodes="7"' in render_dag_html(FAULTY)  # 6 steps and 1 placeholder
     assert 'data-nodes="0"' in render_dag_html(_traj())
+
+
+def test_every_legend_swatch_reads_apart():
+    """No two rows of the legend share a swatch (fill, border and style): "Final step, not
+    scored" once had the plain step's grey fill."""
+    swatches = re.findall(r'class="dm-swatch" style="([^"]*)"></span>([^<]*)<', legend_html())
+    assert [label for _, label in swatches] == [e.label for e in LEGEND]
+    assert len({css for css, _ in swatches}) == len(LEGEND)
+    fills = {label: re.search(r"background:(#\w+)", css)[1] for css, label in swatches}
+    # every final step has a fill of its own, like a scored one (green, red)
+    finals = [e.label for e in LEGEND if e.kind.startswith("final")]
+    assert len({fills[f] for f in finals} | {fills["Step"]}) == len(finals) + 1
 
 
 def test_legend_covers_every_kind_and_is_in_the_page():

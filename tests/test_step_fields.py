@@ -41,9 +41,11 @@ def test_one_row_per_chunk_with_every_value_of_the_file(thought_anchors_root: Pa
             assert table[name].tolist() == [float(v) for v in expected], name
         else:
             assert table[name].tolist() == expected, name
-    # the excerpt: the chunk's start, on one line, at most 80 characters
+    # the excerpt: the chunk's start, on one line, at most 80 characters, plain text (the
+    # chain's only markdown is its closing "**Final Answer**": read without the markers)
+    assert sum("**" in c["chunk"] for c in chunks) == 1
     for excerpt, chunk in zip(table["text"], chunks, strict=True):
-        flat = " ".join(chunk["chunk"].split())
+        flat = " ".join(chunk["chunk"].replace("**Final Answer**", "Final Answer").split())
         assert len(excerpt) <= 80
         assert excerpt == flat or excerpt == flat[:79] + "…"
 

@@ -18,7 +18,7 @@ import pandas as pd
 from dagmath_viz.schema import Trajectory
 from dagmath_viz.score import graph as g
 from dagmath_viz.score.validation import validate
-from dagmath_viz.text import plain
+from dagmath_viz.text import plain, strip_emphasis
 
 __all__ = ["EXCERPT_CHARS", "FIXED", "has_step_fields", "step_fields_table"]
 
@@ -64,7 +64,8 @@ def step_fields_table(
     traj: Trajectory, dead_ends: Iterable[Any] | None = None, excerpt_chars: int = EXCERPT_CHARS
 ) -> pd.DataFrame:
     """One row per step, in the trajectory's order: ``step`` (its id: an integer when every
-    id is one, else text), ``text`` (the start of its text on one line), ``dead end``
+    id is one, else text), ``text`` (the start of its text on one line, markdown emphasis
+    markers dropped: :func:`~dagmath_viz.text.strip_emphasis`), ``dead end``
     (``yes``/``no``), ``tags`` (joined with ", "; only when some step has tags), then each
     field the steps carry, named as the source names it, in the order first met.
 
@@ -97,7 +98,10 @@ def step_fields_table(
         dead = {str(d) for d in dead_ends}
     table: dict[str, pd.Series] = {
         "step": _ids([s.step_id for s in steps]),
-        "text": pd.Series([plain(s.text, excerpt_chars) for s in steps], dtype=object),
+        # plain text: markdown emphasis markers dropped (**Final Answer** reads Final Answer)
+        "text": pd.Series(
+            [plain(strip_emphasis(s.text), excerpt_chars) for s in steps], dtype=object
+        ),
         "dead end": pd.Series(["yes" if str(s.step_id) in dead else "no" for s in steps]),
     }
     if any(s.tags for s in steps):

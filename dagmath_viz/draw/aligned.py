@@ -38,7 +38,7 @@ from dagmath_viz.analysis.align import Alignment, math_word_diff
 from dagmath_viz.draw.offline_assets import katex_bundle
 from dagmath_viz.draw.render import LAYERED_MAX, MAX_STEP_FORMULAS
 from dagmath_viz.schema import Trajectory
-from dagmath_viz.text import math_segments, reveal_bidi
+from dagmath_viz.text import math_segments, reveal_bidi, rich_segments
 
 __all__ = ["GRAPH_SCALE", "MAX_CELL_TEXT", "render_aligned_html", "shared_layout"]
 
@@ -253,14 +253,19 @@ def _typesettable(text: str) -> bool:
 
 
 def _text(text: str) -> str:
-    """A step's text (cut to :data:`MAX_CELL_TEXT`) as HTML: escaped text and formulas, or
-    all escaped text when it has more formulas than :data:`MAX_STEP_FORMULAS`."""
+    """A step's text (cut to :data:`MAX_CELL_TEXT`) as HTML: escaped text, formulas and
+    markdown emphasis (``**bold**`` as ``<strong>``), or all escaped text when it has more
+    formulas than :data:`MAX_STEP_FORMULAS`."""
     cut = _cut(text)
-    segments = math_segments(cut)
-    if sum(1 for kind, _ in segments if kind) > MAX_STEP_FORMULAS:
+    segments = rich_segments(cut)
+    if sum(1 for kind, _ in segments if kind in (1, 2)) > MAX_STEP_FORMULAS:
         return _safe(reveal_bidi(cut))
     out = []
     for i, (kind, piece) in enumerate(segments):
+        if kind in (3, 4):  # markdown emphasis: our own tags (they pair up and nest)
+            tag = "em" if piece == "em" else "strong"
+            out.append(f"<{tag}>" if kind == 3 else f"</{tag}>")
+            continue
         if kind:
             out.append(_formula(kind, piece))
             continue

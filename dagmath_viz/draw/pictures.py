@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dagmath_viz.draw.render import LEGEND, choose_layout, graph_data
+from dagmath_viz.draw.render import LEGEND, choose_layout, graph_data, swatch_style
 from dagmath_viz.schema import DagMathError, Trajectory
 
 __all__ = ["CHROMIUM_NAMES", "PNG_SCALE", "find_chromium", "svg_to_png", "trajectory_svg"]
@@ -116,8 +116,9 @@ def _node(node: dict[str, Any], box: list[float], colours: list[str], reading: b
 
 
 def _snippet(node: dict[str, Any], box_width: float) -> str:
-    """As much of the step's text as fits its box (the view's own rule)."""
-    text = " ".join(str(node.get("text") or "").split())
+    """As much of the step's text as fits its box (the view's own rule): its plain-text
+    snippet (formulas as readable text, markdown emphasis markers dropped)."""
+    text = " ".join(str(node.get("snippet") or node.get("text") or "").split())
     room = math.floor((box_width - 14 - 9 * len(node["label"])) / 7)
     return text if len(text) <= room else text[: max(room - 1, 0)] + "…"
 
@@ -142,13 +143,12 @@ def _legend(width: float) -> tuple[str, float]:
         item_w = 22 + 6.6 * len(entry.label) + 16
         if x and x + item_w > width:
             x, y = 0.0, y + _LEGEND_ROW
-        fill = entry.color
-        border = "#d62728" if kind == "fault" else "#555555"
-        dash = ' stroke-dasharray="3 2"' if kind == "missing" else ""
-        thick = ' stroke-width="2"' if kind == "fault" else ""
+        # the swatch as the boxes are drawn: fill, border colour and width (the view's)
+        fill, border, stroke, dashed = swatch_style(kind)
+        dash = ' stroke-dasharray="3 2"' if dashed else ""
         items.append(
-            f'<rect x="{x}" y="{y + 3}" width="14" height="10" fill="{fill}" stroke="{border}"'
-            f"{thick}{dash}/>"
+            f'<rect class="dm-swatch k-{kind}" x="{x}" y="{y + 3}" width="14" height="10" '
+            f'fill="{fill}" stroke="{border}" stroke-width="{stroke}"{dash}/>'
             f'<text x="{x + 20}" y="{y + 8}" dominant-baseline="central" font-size="12" '
             f'fill="#222">{html.escape(entry.label)}</text>'
         )

@@ -43,7 +43,7 @@ from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
 from dagmath_viz.score.graph import StepGraph, dead_end_positions, depths
 from dagmath_viz.score.validation import is_step_id, validate
-from dagmath_viz.text import count_formulas, math_plain, math_segments, reveal_bidi, short_repr
+from dagmath_viz.text import count_formulas, math_plain, reveal_bidi, rich_segments, short_repr
 
 __all__ = [
     "KINDS",
@@ -63,6 +63,7 @@ __all__ = [
     "offline_pyvis_page",
     "step_encodings",
     "graph_data",
+    "swatch_style",
     "katex_script",
     "legend_html",
     "render_dag_html",
@@ -111,14 +112,16 @@ class LegendEntry:
     kind: str
 
 
-# kind -> (fill, border colour, border width)
+# kind -> (fill, border colour, border width). Every final step has a fill of its own and a
+# dark border: green or red when scored, a darker grey than a step's when not (it must not
+# read as an ordinary step, in the view, its overview strip, the legend or a picture).
 _STYLE: dict[str, tuple[str, str, int]] = {
     "given": ("#a6cee3", "#1f78b4", 1),
     "step": ("#e0e0e0", "#8c8c8c", 1),
     "dead_end": ("#f28e2b", "#a65300", 1),
     "final_correct": ("#59a14f", "#2d6a27", 2),
     "final_incorrect": ("#e15759", "#8c1c1e", 2),
-    "final": ("#e0e0e0", "#222222", 3),
+    "final": ("#9e9e9e", "#3a3a3a", 2),
     "missing": ("#ffffff", "#7f7f7f", 1),
     # logic-program proofs (render_proof_html)
     "axiom": ("#a6cee3", "#1f78b4", 1),
@@ -135,7 +138,7 @@ LEGEND: tuple[LegendEntry, ...] = (
     LegendEntry("Dead end (nothing uses it)", _STYLE["dead_end"][0], "thin", "dead_end"),
     LegendEntry("Final step, correct", _STYLE["final_correct"][0], "dark", "final_correct"),
     LegendEntry("Final step, incorrect", _STYLE["final_incorrect"][0], "dark", "final_incorrect"),
-    LegendEntry("Final step, not scored", _STYLE["final"][0], "thick black", "final"),
+    LegendEntry("Final step, not scored", _STYLE["final"][0], "dark", "final"),
     LegendEntry("Structural fault", "#ffffff", "thick red", "fault"),
     LegendEntry("Missing or later parent", "#ffffff", "dashed; dashed red edge", "missing"),
 )
@@ -695,15 +698,16 @@ MAX_STEP_FORMULAS = 80
 
 def _math_fields(step: Step) -> dict[str, Any]:
     """``math`` / ``why_math``: the step's text and justification as segments for the
-    view's typesetter (see :func:`dagmath_viz.text.math_segments`), only when they hold a
-    formula, and only up to :data:`MAX_STEP_FORMULAS` of them."""
+    view's typesetter (see :func:`dagmath_viz.text.rich_segments`: text, formulas, and
+    markdown emphasis opened and closed), only when they hold a formula or an emphasis,
+    and only up to :data:`MAX_STEP_FORMULAS` formulas (beyond, the text shows as written)."""
     out: dict[str, Any] = {}
     for key, text in (("math", step.text), ("why_math", step.justification)):
         if not isinstance(text, str):
             continue
-        segments = math_segments(_cut(text, MAX_STEP_TEXT))
-        formulas = sum(1 for kind, _ in segments if kind)
-        if 0 < formulas <= MAX_STEP_FORMULAS:
+        segments = rich_segments(_cut(text, MAX_STEP_TEXT))
+        formulas = sum(1 for kind, _ in segments if kind in (1, 2))
+        if formulas <= MAX_STEP_FORMULAS and any(kind for kind, _ in segments):
             out[key] = [[kind, piece] for kind, piece in segments]
     return out
 
@@ -834,12 +838,26 @@ def _color(kind: str, fault: bool) -> dict[str, Any]:
     }
 
 
-def _swatch_css(kind: str) -> str:
+def swatch_style(kind: str) -> tuple[str, str, int, bool]:
+    """How a legend swatch of ``kind`` (a :class:`LegendEntry` kind) is drawn: (fill,
+    border colour, border width in px, dashed), the colours its boxes are drawn in.
+
+    Example:
+        >>> swatch_style("fault")
+        ('#ffffff', '#d62728', 3, False)
+        >>> swatch_style("step")[:2] != swatch_style("final")[:2]
+        True
+    """
     if kind == "fault":
-        return f"background:#ffffff;border:3px solid {_FAULT_BORDER};"
+        return "#ffffff", _FAULT_BORDER, 3, False
     fill, border, width = _STYLE[kind]
-    style = "dashed" if kind == "missing" else "solid"
-    return f"background:{fill};border:{max(width, 1)}px {style} {border};"
+    return fill, border, max(width, 1), kind == "missing"
+
+
+def _swatch_css(kind: str) -> str:
+    fill, border, width, dashed = swatch_style(kind)
+    style = "dashed" if dashed else "solid"
+    return f"background:{fill};border:{width}px {style} {border};"
 
 
 # -- the page ---------------------------------------------------------------------------------

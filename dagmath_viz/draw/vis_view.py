@@ -56,7 +56,7 @@ APPROACH = 9.0
 #: Corner radius of the vis boxes; vis-network grows a box's bounding box by it.
 BOX_RADIUS = 4
 #: Border widths of the vis boxes (DESIGN.md §3: finals thicker, faults thick red).
-_BORDER = {"final_correct": 2, "final_incorrect": 2, "final": 3}
+_BORDER = {"final_correct": 2, "final_incorrect": 2, "final": 2}
 _FAULT = ("#d62728", 3)
 _CLEAR = {"background": "rgba(0,0,0,0)", "border": "rgba(0,0,0,0)"}
 _ASSETS = Path(__file__).parent / "assets"

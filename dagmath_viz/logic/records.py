@@ -38,10 +38,14 @@ from dagmath_viz.logic.proofs import Proof, ProofStep, shortest_proof
 from dagmath_viz.logic.rules import Hyperedge, check_consistency
 from dagmath_viz.logic.verbalize import parse_proof, verbalize
 from dagmath_viz.schema import InputError
+from dagmath_viz.text import natural_key
 
 __all__ = [
     "LoadedProblem",
+    "ProblemChoice",
+    "problem_choices",
     "problem_from_record",
+    "proofs_of",
     "problem_to_record",
     "proof_steps_to_records",
     "read_jsonl",
@@ -227,6 +231,91 @@ def solve_record(problem_record: Mapping[str, Any], strategy: str) -> dict[str, 
         "overlap": rec.get("overlap", "unknown"),
         "control": bool(rec.get("control", False)),
     }
+
+
+# --- picking one problem ----------------------------------------------------------------
+
+#: What tells apart records of one problem id: ``gsm generate --paired`` writes one problem
+#: in its four overlap conditions under one id, and a file may hold a control variant too.
+_VARIANT = ("irrelevant", "overlap", "control")
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemChoice:
+    """One problem record as a choice: ``key`` (unique among the choices; the problem id
+    alone when no other record has it, so a ``problem=`` link keeps working), ``label``
+    (what a picker shows: the id, its irrelevant structure / overlap, ``control`` for a
+    control variant, and the record number when all that is still shared) and the record."""
+
+    key: str
+    label: str
+    record: Mapping[str, Any]
+
+
+def _variant(record: Mapping[str, Any]) -> tuple[str, str, bool]:
+    return (
+        str(record.get("irrelevant", "unknown")),
+        str(record.get("overlap", "unknown")),
+        bool(record.get("control", False)),
+    )
+
+
+def problem_choices(problems: Iterable[Mapping[str, Any]]) -> list[ProblemChoice]:
+    """Every problem record as its own choice, in natural order of the id (``2`` before
+    ``10``), then the file's order: records sharing a problem id (paired overlap variants, a
+    control) are never merged into one.
+
+    Example:
+        >>> recs = [{"problem_id": 7, "irrelevant": "tree", "overlap": o} for o in ("none", "both")]
+        >>> for c in problem_choices(recs + [{"problem_id": 2}]):
+        ...     print(c.key, "|", c.label)
+        2 | 2 · unknown / unknown
+        7/tree/none | 7 · tree / none
+        7/tree/both | 7 · tree / both
+    """
+    records = list(problems)
+    ids = [str(r.get("problem_id")) for r in records]
+    per_id: dict[str, int] = {}
+    per_variant: dict[tuple[str, tuple[str, str, bool]], int] = {}
+    for pid, rec in zip(ids, records, strict=True):
+        per_id[pid] = per_id.get(pid, 0) + 1
+        per_variant[(pid, _variant(rec))] = per_variant.get((pid, _variant(rec)), 0) + 1
+    out = []
+    for n, (pid, rec) in enumerate(zip(ids, records, strict=True), 1):
+        irrelevant, overlap, control = _variant(rec)
+        label = f"{pid} · {irrelevant} / {overlap}" + (" · control" if control else "")
+        key = pid
+        if per_id[pid] > 1:
+            key = f"{pid}/{irrelevant}/{overlap}" + ("/control" if control else "")
+            if per_variant[(pid, (irrelevant, overlap, control))] > 1:
+                key, label = f"{key}#{n}", f"{label} · record {n}"
+        out.append(ProblemChoice(key, label, rec))
+    order = sorted(range(len(out)), key=lambda i: (natural_key(ids[i]), i))
+    return [out[i] for i in order]
+
+
+def proofs_of(
+    proofs: Iterable[Mapping[str, Any]], problem: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The proof records of one problem record: the same problem id and, where both say
+    it, the same irrelevant structure, overlap and control flag (``gsm solve`` copies
+    them from the problem), so each paired variant gets its own proofs."""
+    pid = str(problem.get("problem_id"))
+    out = []
+    for proof in proofs:
+        if str(proof.get("problem_id")) != pid:
+            continue
+        same = True
+        for key in _VARIANT:
+            mine, theirs = problem.get(key), proof.get(key)
+            if mine is None or theirs is None or "unknown" in (mine, theirs):
+                continue
+            same = same and (
+                bool(mine) == bool(theirs) if key == "control" else str(mine) == str(theirs)
+            )
+        if same:
+            out.append(proof)
+    return out
 
 
 # --- JSONL -------------------------------------------------------------------------------

@@ -58,8 +58,9 @@ CELL_SOURCE = """(c) => { const out = [];
 
 
 def _words(text: str) -> str:
-    """Text with delimiters and whitespace dropped, to compare a cell with its step."""
-    return "".join(re.sub(r"\\[()\[\]]|\$", " ", text).split())
+    """Text with delimiters, whitespace and bold markers dropped, to compare a cell with its
+    step (R1's "**Final Answer**" shows as bold: the cell holds its words, not the stars)."""
+    return "".join(re.sub(r"\\[()\[\]]|\$|\*\*", " ", text).split())
 
 
 def _shot(target, name: str) -> Path:
@@ -106,6 +107,12 @@ def test_two_long_chains_side_by_side(app_page, page_events, streamlit_server, t
     for shown, traj in zip(texts, (correct, incorrect), strict=True):
         for cell, step in zip(shown, traj.steps, strict=True):
             assert _words(step.text)[:40] in _words(cell)
+    # markdown bold in the files (R1's closing "**Final Answer**") is bold in the cells
+    bold = frame.evaluate(
+        "() => [...document.querySelectorAll('.cell strong')].map(e => e.textContent)"
+    )
+    written = sum(s.text.count("**Final Answer**") for t in (correct, incorrect) for s in t.steps)
+    assert written >= 1 and bold.count("Final Answer") == written
 
     # aligned steps are joined: the library's pairs (computed here from the raw files),
     # each one row with a join between its two cells

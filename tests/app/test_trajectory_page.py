@@ -92,3 +92,40 @@ def test_step_fields_table_on_thought_anchors_only(monkeypatch, tmp_path, though
     assert not at.exception
     assert not _step_fields(at)
     assert any(e.label == "Problem" for e in at.expander)
+
+
+def _one_model_run(root: Path, model: str) -> Path:
+    """One trajectory of ``model`` (given in the sample's metadata) ending as R1 does."""
+    folder = root / "run" / "d"
+    folder.mkdir(parents=True)
+    steps = [
+        {"step_id": 1, "direct_dependent_steps": None, "text": "Let $x = 2$."},
+        {"step_id": 2, "direct_dependent_steps": [1], "text": "**Final Answer**\nIt is $4$."},
+    ]
+    sample = {"problem_id": 1, "sample_id": 0, "steps": steps, "metadata": {"model": model}}
+    (folder / "problem_1_all_samples.json").write_text(json.dumps([sample]))
+    return root / "run"
+
+
+@pytest.mark.parametrize(
+    ("model", "written_out"),
+    [
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", False),  # 40 characters: the box shows it
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-14B-Instruct-v2", True),
+    ],
+)
+def test_a_model_name_longer_than_the_box_is_written_in_full(
+    monkeypatch, tmp_path, model, written_out
+):
+    at = _trajectory_page(monkeypatch, _one_model_run(tmp_path, model))
+    written = [c.value for c in at.caption if c.value.startswith("Model: ")]
+    # the name as escaped markdown (its "-" and "/" shown as typed)
+    assert [w.replace("\\", "") for w in written] == ([f"Model: {model}"] if written_out else [])
+
+
+def test_the_typeset_steps_keep_markdown_bold(monkeypatch, tmp_path):
+    at = _trajectory_page(monkeypatch, _one_model_run(tmp_path, "m"))
+    at.toggle(key="traj_typeset_on").set_value(True).run()
+    assert not at.exception
+    texts = [m.value for m in at.markdown]
+    assert "**Final Answer**  \nIt is $4$\\." in texts

@@ -463,21 +463,29 @@
   const katex = window.dmKatex || null;
   const KATEX_OPTIONS = {throwOnError: false, trust: false, output: "mathml", strict: "ignore",
     maxExpand: 300, maxSize: 30};
+  // Segments (dagmath_viz.text.rich_segments): 0 text, 1 inline and 2 display TeX, 3 opens
+  // and 4 closes an emphasis ("strong" or "em", markdown's **bold** and *italic*), built as
+  // elements whose text is set as text: nothing in a step is parsed as markup.
   function putMath(box, segments, raw) {
     if (!katex || !segments) { box.textContent = raw; return; }
     box.textContent = "";
+    const open = [box];
     for (const [kind, piece] of segments) {
-      if (kind === 0) { box.appendChild(document.createTextNode(piece)); continue; }
+      const into = open[open.length - 1];
+      if (kind === 0) { into.appendChild(document.createTextNode(piece)); continue; }
+      if (kind === 3) { open.push(into.appendChild(el(piece === "em" ? "em" : "strong"))); continue; }
+      if (kind === 4) { if (open.length > 1) open.pop(); continue; }
       const span = el("span", {class: kind === 2 ? "dm-math dm-display" : "dm-math"});
       try {
         katex.render(piece, span, Object.assign({displayMode: kind === 2}, KATEX_OPTIONS));
       } catch (err) {
         span.textContent = (kind === 2 ? "\\[" : "\\(") + piece + (kind === 2 ? "\\]" : "\\)");
       }
-      box.appendChild(span);
+      into.appendChild(span);
     }
     box.dataset.typeset = "1";
   }
+  const typesets = (segments) => (segments || []).some((s) => s[0] === 1 || s[0] === 2);
   const pendingMath = new Map();  // step element -> function that typesets it
   const mathObserver = (katex && "IntersectionObserver" in window)
     ? new IntersectionObserver((entries) => {
@@ -491,7 +499,7 @@
 
   function buildList() {
     if (!view.show_steps) { list.classList.add("dm-off"); return; }
-    const hasMath = nodes.some((n) => n.math || n.why_math);
+    const hasMath = nodes.some((n) => typesets(n.math) || typesets(n.why_math));
     list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · " +
       (hasMath && katex ? "math typeset" : "text as written (LaTeX source)") +
       " · click a step to find it in the graph"));

@@ -97,15 +97,21 @@
   const katex = window.dmKatex || null;
   const KATEX_OPTIONS = {throwOnError: false, trust: false, output: "mathml", strict: "ignore",
     maxExpand: 300, maxSize: 30};
+  // Segments (dagmath_viz.text.rich_segments): 0 text, 1 inline and 2 display TeX, 3 opens
+  // and 4 closes an emphasis ("strong" or "em"); text is only ever set as text.
   function putMath(box, segments, raw) {
     box.textContent = "";
+    const open = [box];
     for (const [kind, piece] of segments) {
-      if (kind === 0) { box.appendChild(document.createTextNode(piece)); continue; }
+      const into = open[open.length - 1];
+      if (kind === 0) { into.appendChild(document.createTextNode(piece)); continue; }
+      if (kind === 3) { open.push(into.appendChild(el(piece === "em" ? "em" : "strong"))); continue; }
+      if (kind === 4) { if (open.length > 1) open.pop(); continue; }
       const span = el("span", {class: kind === 2 ? "dm-math dm-display" : "dm-math"});
       try {
         katex.render(piece, span, Object.assign({displayMode: kind === 2}, KATEX_OPTIONS));
       } catch (err) { box.textContent = raw; return; }
-      box.appendChild(span);
+      into.appendChild(span);
     }
     box.dataset.typeset = "1";
   }
@@ -123,7 +129,7 @@
   // -- the step list ---------------------------------------------------------------------------
   const BADGE = {dead_end: "dead end", final_correct: "final · correct",
     final_incorrect: "final · incorrect", final: "final"};
-  const hasMath = nodes.some((n) => n.math);
+  const hasMath = nodes.some((n) => (n.math || []).some((s) => s[0] === 1 || s[0] === 2));
   list.appendChild(el("div", {class: "dm-head"}, data.n_steps + " steps · " +
     (hasMath && mathObserver ? "math typeset" : "text as written") +
     " · click a step to find it in the graph"));
