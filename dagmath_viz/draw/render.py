@@ -36,8 +36,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pyvis.network import Network
-
 from dagmath_viz.analysis.trajectory_table import matching_steps
 from dagmath_viz.draw import layout as geo
 from dagmath_viz.schema import Fault, Step, Trajectory
@@ -1053,6 +1051,10 @@ def render_proof_html(graph: Any, *, height_px: int = 520) -> str:
     irrelevant axioms are coloured apart (:data:`PROOF_LEGEND`); every node carries
     ``kind`` (one of :data:`PROOF_KINDS`) for tests, like :func:`render_dag_html`.
     """
+    # imported here: pyvis (and jinja2 under it) costs ~0.2 s, and every page that draws a
+    # trajectory or offers an HTML export imports this module without drawing a proof
+    from pyvis.network import Network
+
     net = Network(
         height=f"{int(height_px)}px", width="100%", directed=True, cdn_resources="in_line",
         heading="",
