@@ -121,3 +121,52 @@ def short_answer_deadline(seconds: float) -> Iterator[None]:
         else:
             check._kept[path] = previous
         checker.close()
+
+
+class FakeUpload:
+    """What ``st.file_uploader`` returns: a name and the bytes."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def efficiency_with_uploads(monkeypatch, problems: bytes, proofs: bytes | None) -> AppTest:
+    """The Efficiency page run with ``problems`` (and ``proofs``, unless None) given to its
+    two uploaders as ``problems.jsonl`` and ``proofs.jsonl``, no --data source."""
+    import streamlit
+
+    def uploader(label, *args, **kwargs):
+        if label.startswith("problems"):
+            return FakeUpload("problems.jsonl", problems)
+        if label.startswith("proofs") and proofs is not None:
+            return FakeUpload("proofs.jsonl", proofs)
+        return None
+
+    monkeypatch.setattr(streamlit, "file_uploader", uploader)
+    monkeypatch.delenv("DAGMATH_DATA", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/efficiency.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def two_problem_run(root: Path) -> Path:
+    """``root/m/d``: problems 1 and 2 in the official layout, one two-step sample each
+    ending in ``\\boxed{7}``, no difficulty and no reference answer; returns ``root``."""
+    import json
+
+    folder = root / "m" / "d"
+    folder.mkdir(parents=True)
+    for pid in (1, 2):
+        steps = [
+            {"step_id": 1, "direct_dependent_steps": None, "text": "given"},
+            {"step_id": 2, "direct_dependent_steps": [1], "text": r"so $\boxed{7}$"},
+        ]
+        sample = {"problem_id": pid, "sample_id": 0, "steps": steps, "metadata": {"model": "m"}}
+        (folder / f"problem_{pid}_all_samples.json").write_text(json.dumps([sample]))
+    return root

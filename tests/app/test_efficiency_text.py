@@ -10,45 +10,12 @@ DAGMATH_REQUIRE_SHARED=1.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.logic.modelproofs import solve_text_record
 from dagmath_viz.logic.textproofs import proof_lines, scored_text_proofs
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-class _FakeUpload:
-    """What ``st.file_uploader`` returns: a name and the bytes."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self._data = name, data
-
-    def getvalue(self) -> bytes:
-        return self._data
-
-
-def _page(monkeypatch, problems: bytes, proofs: bytes | None) -> AppTest:
-    import streamlit
-
-    def uploader(label, *args, **kwargs):
-        if label.startswith("problems"):
-            return _FakeUpload("problems.jsonl", problems)
-        if label.startswith("proofs") and proofs is not None:
-            return _FakeUpload("proofs.jsonl", proofs)
-        return None
-
-    monkeypatch.setattr(streamlit, "file_uploader", uploader)
-    monkeypatch.delenv("DAGMATH_DATA", raising=False)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/efficiency.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.app.helpers import efficiency_with_uploads
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +36,7 @@ def examples(request) -> bytes:
 
 
 def test_the_papers_generated_problems_load_and_count_right(monkeypatch, mathgap):
-    at = _page(monkeypatch, *mathgap)
+    at = efficiency_with_uploads(monkeypatch, *mathgap)
     assert not at.warning  # no record left out
     caption = " ".join(c.value for c in at.caption)
     assert "155 problems · 155 proofs scored · 155 reach the right answer" in caption
@@ -81,7 +48,7 @@ def test_the_papers_generated_problems_load_and_count_right(monkeypatch, mathgap
 
 
 def test_the_papers_example_proofs_show_matched_and_unmatched(monkeypatch, examples):
-    at = _page(monkeypatch, examples, None)
+    at = efficiency_with_uploads(monkeypatch, examples, None)
     assert not at.warning
     assert any("4 problems · 4 proofs scored" in c.value for c in at.caption)
     box = next(s for s in at.selectbox if s.label == "Problem")

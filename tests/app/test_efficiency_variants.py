@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from dagmath_viz.logic import STRATEGIES, problem_choices, proofs_of
 from dagmath_viz.logic.generator import generate_paired
 from dagmath_viz.logic.records import problem_to_record, solve_record
-from tests.app.helpers import APP, choice
+from tests.app.helpers import choice, efficiency_with_uploads
 
 OVERLAPS = ("none", "entity", "agent", "both")
 
@@ -68,39 +67,13 @@ def test_a_unique_id_keeps_its_plain_key_and_duplicates_say_their_record():
     assert len([c for c in problem_choices(recs) if proofs_of([{"problem_id": 10}], c.record)]) == 3
 
 
-class _FakeUpload:
-    """What ``st.file_uploader`` returns: a name and the bytes."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self._data = name, data
-
-    def getvalue(self) -> bytes:
-        return self._data
-
-
 def _jsonl(records: list[dict]) -> bytes:
     return "\n".join(json.dumps(r) for r in records).encode()
 
 
 def test_the_page_lists_each_variant_and_shows_the_one_picked(monkeypatch, paired):
-    import streamlit
-
     problems, proofs = paired
-
-    def uploader(label, *args, **kwargs):
-        if label.startswith("problems"):
-            return _FakeUpload("problems.jsonl", _jsonl(problems))
-        if label.startswith("proofs"):
-            return _FakeUpload("proofs.jsonl", _jsonl(proofs))
-        return None
-
-    monkeypatch.setattr(streamlit, "file_uploader", uploader)
-    monkeypatch.delenv("DAGMATH_DATA", raising=False)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page("pages/efficiency.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = efficiency_with_uploads(monkeypatch, _jsonl(problems), _jsonl(proofs))
     box = choice(at, "eff_problem")
     assert list(box.options) == [
         *(f"1 · tree / {o}" for o in OVERLAPS),

@@ -17,7 +17,7 @@ from dagmath_viz.analysis.trajectory_table import trajectory_table
 from dagmath_viz.cli import main
 from dagmath_viz.export import csv_bytes
 from dagmath_viz.run.corpus import load_corpus
-from tests.app.helpers import app_on, on_page
+from tests.app.helpers import app_on, on_page, two_problem_run
 
 CHAIN = Path("deepseek-r1-distill-qwen-14b/correct_base_solution/problem_2238")
 
@@ -34,15 +34,7 @@ def one_chain(tmp_path, thought_anchors_root) -> Path:
 def no_difficulty(tmp_path) -> Path:
     """``dagmath score`` output (scored JSONL) of two hand-written trajectories whose
     records say no difficulty."""
-    folder = tmp_path / "run" / "m" / "d"
-    folder.mkdir(parents=True)
-    for pid in (1, 2):
-        steps = [
-            {"step_id": 1, "direct_dependent_steps": None, "text": "given"},
-            {"step_id": 2, "direct_dependent_steps": [1], "text": r"so $\boxed{7}$"},
-        ]
-        sample = {"problem_id": pid, "sample_id": 0, "steps": steps, "metadata": {"model": "m"}}
-        (folder / f"problem_{pid}_all_samples.json").write_text(json.dumps([sample]))
+    two_problem_run(tmp_path / "run")
     out = tmp_path / "scored" / "scored.jsonl"
     out.parent.mkdir()
     assert main(["score", "-q", str(tmp_path / "run"), "-o", str(out)]) == 0

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from dagmath_viz.analysis.tables import leaderboard, model_spread, split_logic_strategies
 from dagmath_viz.bundled import BUNDLED_NOTICE
 from dagmath_viz.run.corpus import load_corpus
-from tests.app.helpers import app_on, on_page
+from tests.app.helpers import app_on, on_page, two_problem_run
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 RUNS = Path(APP).parent / "sample_data" / "runs"
@@ -21,16 +21,7 @@ RUNS = Path(APP).parent / "sample_data" / "runs"
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory) -> Path:
     """One model, two problems: the leaderboard rests on fewer than 20 problems."""
-    root = tmp_path_factory.mktemp("tiny")
-    folder = root / "m" / "d"
-    folder.mkdir(parents=True)
-    for pid in (1, 2):
-        steps = [
-            {"step_id": 1, "direct_dependent_steps": None, "text": "given"},
-            {"step_id": 2, "direct_dependent_steps": [1], "text": r"so $\boxed{7}$"},
-        ]
-        sample = {"problem_id": pid, "sample_id": 0, "steps": steps, "metadata": {"model": "m"}}
-        (folder / f"problem_{pid}_all_samples.json").write_text(json.dumps([sample]))
+    root = two_problem_run(tmp_path_factory.mktemp("tiny"))
     (root / "answers.json").write_text(json.dumps({"1": "7", "2": "8"}))
     return root
 
