@@ -187,8 +187,11 @@ def test_bad_uploads_are_refused_and_named(app_page, page_events, bad_server, tm
     assert "4 trajectories from 4 files" in sidebar, sidebar
     # the panel lists every refusal by file: download it as the user would
     app_page.get_by_text("load or scoring problems").click()
+    wait_for_app(app_page)  # a click while the page still draws can hit a replaced button
+    button = app_page.get_by_text("Download the problems (CSV)")
+    button.wait_for(state="visible")
     with app_page.expect_download() as download:
-        app_page.get_by_text("Download the problems (CSV)").click()
+        button.click()
     table = Path(download.value.path()).read_text()
     for fragment in (
         "30_zip_traversal.zip,member '../30_escaped.json',error,refused",
