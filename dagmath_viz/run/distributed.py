@@ -241,10 +241,9 @@ def watched(client, where: str, grace: float = WORKER_GRACE) -> Iterator[None]:
             f"{where}: lost the Dask workers that ran a task ({_reason(exc)}); "
             "see the workers' logs (out of memory?)"
         ) from None
-    except (RuntimeError, KeyboardInterrupt):
+    except RuntimeError:
         # the watcher closed the client: a call under way may then meet Dask's closed
-        # IOLoop ("IOLoop is closed") instead of a cancellation (seen under load in CI);
-        # or the close itself failed and the watcher interrupted the wait (_watch_workers)
+        # IOLoop ("IOLoop is closed") instead of a cancellation (seen under load in CI)
         if not no_workers:
             raise
         raise DagMathError(
@@ -264,19 +263,8 @@ def watched(client, where: str, grace: float = WORKER_GRACE) -> Iterator[None]:
         watcher.join(timeout=5)
 
 
-#: Seconds the run has, once the watcher closed the client, to stop by itself before the
-#: watcher interrupts the main thread's wait.
-STOP_WAIT = 10.0
-
-
 def _watch_workers(client, grace: float, stop: threading.Event, gave_up: list) -> None:
-    """Close ``client`` once its scheduler has listed no worker for ``grace`` seconds.
-
-    Closing cancels the run's futures, which ends the main thread's wait. Under load the
-    close can itself time out and leave the futures pending (CI once waited 180 s on such
-    a run): if the run has not stopped :data:`STOP_WAIT` seconds later, the main thread's
-    wait is interrupted, and :func:`watched` turns that into the no-worker error too.
-    """
+    """Close ``client`` once its scheduler has listed no worker for ``grace`` seconds."""
     alone_since: float | None = None
     while not stop.wait(1.0):
         try:
@@ -290,14 +278,7 @@ def _watch_workers(client, grace: float, stop: threading.Event, gave_up: list) -
         alone_since = alone_since or now
         if now - alone_since >= grace:
             gave_up.append(now)
-            try:
-                client.close(timeout=5)
-            except Exception:  # noqa: BLE001 - a close that failed: the wait below decides
-                pass
-            if not stop.wait(STOP_WAIT):
-                import _thread
-
-                _thread.interrupt_main()
+            client.close(timeout=5)
             return
 
 
